@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithms/comm/communicator.hpp"
+
+namespace commsgd::algorithms {
+
+// Cumulative since construction; the trainer takes differences per iteration.
+struct AlgorithmStats {
+  double select_seconds = 0;
+  double communicate_seconds = 0;
+  double wait_seconds = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t entries_sent = 0;     // gradient entries this rank contributed
+  std::uint64_t entries_offered = 0;  // gradient entries it could have contributed (d per step)
+};
+
+// The one interface the trainer drives, at fixed points of every iteration (DESIGN.md):
+//   backward -> synchronize_gradients(grads) -> optimizer step -> after_step(params)
+// Synchronous families turn grads into the update every rank applies; gossip families leave
+// grads alone and mix parameters in after_step.
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+
+  virtual void synchronize_gradients(std::span<float> grads) = 0;
+  virtual void after_step(std::span<float> params) = 0;
+  // The parameters to evaluate: the local copy for synchronous algorithms, the consensus average
+  // for gossip ones (which may live in a buffer the algorithm owns).
+  virtual std::span<const float> model_for_evaluation(std::span<const float> params) = 0;
+  virtual AlgorithmStats stats() const = 0;
+};
+
+struct AlgorithmConfig {
+  std::string algo = "dense";
+};
+
+// Names accepted by --algo in this build.
+const std::vector<std::string>& algorithm_names();
+
+// Throws std::invalid_argument naming the algorithm when it is not one of algorithm_names().
+std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& config, comm::Communicator& comm);
+
+}  // namespace commsgd::algorithms

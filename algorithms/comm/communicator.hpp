@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+namespace commsgd::comm {
+
+enum class DataType { f32, f64, i64, u64 };
+enum class ReduceOp { sum, max, min };
+
+template <class T>
+constexpr DataType data_type_of() {
+  if constexpr (std::is_same_v<T, float>) return DataType::f32;
+  else if constexpr (std::is_same_v<T, double>) return DataType::f64;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return DataType::i64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return DataType::u64;
+  else static_assert(!sizeof(T), "no communicator data type for this element type");
+}
+
+std::size_t size_of(DataType);
+
+// What this rank put on and took off the wire. Collectives are counted with the cost of the
+// bandwidth-optimal algorithm (ring allreduce: 2(P-1)/P of the buffer each way; ring allgather:
+// (P-1) blocks each way; broadcast: the buffer once), the model DESIGN.md's cost formulas use,
+// so the counts do not depend on which algorithm the MPI library picked at run time.
+struct CommCounters {
+  std::uint64_t calls = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+};
+
+// Where a rank sits: how many ranks share its node, and over how many nodes the job spans.
+struct Placement {
+  int local_rank = 0;
+  int local_size = 1;
+  int nodes = 1;
+};
+
+// One small interface over MPI (host buffers) and, later, NCCL (device buffers), in the spirit of
+// c10d's ProcessGroup. The public calls count traffic and forward to the backend's do_* hooks, so
+// every backend is counted the same way.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op);
+  // Every rank contributes bytes_per_rank bytes; recv holds size() blocks in rank order.
+  void allgather(const void* send, void* recv, std::size_t bytes_per_rank);
+  void broadcast(void* buffer, std::size_t bytes, int root);
+  void barrier();
+
+  // Ends every rank of the job: the one way out that cannot leave a peer blocked in a collective.
+  [[noreturn]] virtual void abort(int exit_code) = 0;
+
+  template <class T, std::size_t N>
+  void allreduce(std::span<T, N> x, ReduceOp op) {
+    allreduce(x.data(), x.size(), data_type_of<std::remove_const_t<T>>(), op);
+  }
+  template <class T, std::size_t N>
+  void broadcast(std::span<T, N> x, int root) {
+    broadcast(x.data(), x.size_bytes(), root);
+  }
+
+  const CommCounters& counters() const { return counters_; }
+
+ protected:
+  virtual void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) = 0;
+  virtual void do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) = 0;
+  virtual void do_broadcast(void* buffer, std::size_t bytes, int root) = 0;
+  virtual void do_barrier() = 0;
+
+ private:
+  CommCounters counters_;
+};
+
+}  // namespace commsgd::comm

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <mpi.h>
+
+#include "algorithms/comm/communicator.hpp"
+
+namespace commsgd::comm {
+
+// MPI_Init_thread / MPI_Finalize for the life of the process. MPI_THREAD_MULTIPLE is asked for
+// because the gossip algorithms run communication threads; what was granted is recorded.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  int thread_level() const { return thread_level_; }
+
+ private:
+  int thread_level_ = MPI_THREAD_SINGLE;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Works on a duplicate of `comm`, so its traffic can never match another library's messages.
+  explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD);
+  ~MpiCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  [[noreturn]] void abort(int exit_code) override;
+
+  Placement placement() const;
+
+ protected:
+  void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override;
+  void do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
+  void do_broadcast(void* buffer, std::size_t bytes, int root) override;
+  void do_barrier() override;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace commsgd::comm

@@ -1,0 +1,335 @@
+#include "analysis/record/run_database.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <random>
+#include <system_error>
+#include <thread>
+
+#include "commsgd/record/schema_sql.hpp"  // kSchemaSql, generated from analysis/schema.sql
+
+namespace commsgd::record {
+namespace {
+
+// Writers from many processes queue on the lock this long before giving up.
+constexpr std::chrono::milliseconds kBusyTimeout{30'000};
+
+[[noreturn]] void fail(std::string_view file, std::string_view what, sqlite3* db) {
+  throw DatabaseError(fmt::format("{}: {}: {}", file, what, sqlite3_errmsg(db)));
+}
+
+// Runs SQL without parameters (pragmas, transaction control, the schema script). Errors name
+// `what`, or the SQL itself when that is a one-liner.
+void exec(sqlite3* db, std::string_view file, const char* sql, const char* what = nullptr) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
+    fail(file, what ? what : sql, db);
+}
+
+// Switching to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once, skipping the
+// busy handler, when waiting could deadlock: e.g. several trainers opening a new file together.
+// Retry for as long as the busy timeout; WAL is stored in the file, so this only happens once.
+void enable_wal(sqlite3* db, std::string_view file) {
+  const auto deadline = std::chrono::steady_clock::now() + kBusyTimeout;
+  while (sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    if (sqlite3_errcode(db) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
+      fail(file, "PRAGMA journal_mode = WAL", db);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// A prepared statement. bind() sets every parameter in order from its arguments: nullopt binds
+// NULL and a Stat fills two parameters (mean, max), matching the steps columns.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view file, std::string_view what, std::string_view sql)
+      : db_(db), file_(file), what_(what) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s, nullptr) != SQLITE_OK)
+      fail(file_, what_, db_);
+    stmt_.reset(s);
+  }
+
+  template <class... Ts>
+  Statement& bind(const Ts&... values) {
+    sqlite3_reset(stmt_.get());  // reuse: the previous step's error, if any, was already thrown
+    int i = 0;
+    (bind_one(i, values), ...);
+    if (i != sqlite3_bind_parameter_count(stmt_.get()))
+      throw std::logic_error(fmt::format("{}: bound {} of {} parameters", what_, i,
+                                         sqlite3_bind_parameter_count(stmt_.get())));
+    return *this;
+  }
+
+  bool step() {  // true: a row is available; false: done
+    int rc = sqlite3_step(stmt_.get());
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(file_, what_, db_);
+  }
+  void execute() {
+    while (step()) {
+    }
+  }
+  std::int64_t column_int(int col) { return sqlite3_column_int64(stmt_.get(), col); }
+
+ private:
+  struct Finalize {
+    void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
+  };
+
+  void check(int rc) {
+    if (rc != SQLITE_OK) fail(file_, what_, db_);
+  }
+  void bind_one(int& i, std::int64_t v) { check(sqlite3_bind_int64(stmt_.get(), ++i, v)); }
+  void bind_one(int& i, int v) { bind_one(i, std::int64_t{v}); }
+  void bind_one(int& i, double v) { check(sqlite3_bind_double(stmt_.get(), ++i, v)); }
+  void bind_one(int& i, std::string_view v) {
+    // A null data() would bind SQL NULL, but an empty string_view is the empty string.
+    check(sqlite3_bind_text(stmt_.get(), ++i, v.data() ? v.data() : "", static_cast<int>(v.size()),
+                            SQLITE_TRANSIENT));
+  }
+  void bind_one(int& i, std::nullopt_t) { check(sqlite3_bind_null(stmt_.get(), ++i)); }
+  template <class T>
+  void bind_one(int& i, const std::optional<T>& v) {
+    v ? bind_one(i, *v) : bind_one(i, std::nullopt);
+  }
+  void bind_one(int& i, const Stat& s) {
+    bind_one(i, s.mean);
+    bind_one(i, s.max);
+  }
+
+  sqlite3* db_;
+  std::string_view file_, what_;
+  std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
+};
+
+// BEGIN IMMEDIATE takes the write lock up front: a deferred transaction that reads and then
+// writes can fail with SQLITE_BUSY at the upgrade without waiting for the busy timeout.
+// Rolls back unless commit() succeeded.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, std::string_view file) : db_(db), file_(file) {
+    exec(db_, file_, "BEGIN IMMEDIATE");
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (!committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void commit() {
+    exec(db_, file_, "COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  std::string_view file_;
+  bool committed_ = false;
+};
+
+// JSON columns hold NULL rather than '', which SQLite's json functions reject.
+std::optional<std::string_view> json_or_null(std::string_view json) {
+  if (json.empty()) return std::nullopt;
+  return json;
+}
+
+}  // namespace
+
+std::string_view to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::running:
+      return "running";
+    case RunStatus::completed:
+      return "completed";
+    case RunStatus::failed:
+      return "failed";
+    case RunStatus::preempted:
+      return "preempted";
+  }
+  throw std::invalid_argument("invalid RunStatus");
+}
+
+std::string new_run_id() {
+  // Fresh OS entropy per id, not a seeded PRNG: runs started at the same instant on different
+  // nodes must not collide.
+  std::random_device rd;
+  unsigned char b[16];
+  for (int i = 0; i < 16; i += 4) {
+    std::uint32_t w = rd();
+    for (int j = 0; j < 4; ++j) b[i + j] = static_cast<unsigned char>(w >> (8 * j));
+  }
+  b[6] = (b[6] & 0x0f) | 0x40;  // version 4
+  b[8] = (b[8] & 0x3f) | 0x80;  // variant 10xx (RFC 4122)
+  std::string s;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += fmt::format("{:02x}", b[i]);
+  }
+  return s;
+}
+
+std::string utc_now_iso8601() {
+  using namespace std::chrono;
+  auto now = floor<milliseconds>(system_clock::now());
+  auto day = floor<days>(now);
+  year_month_day ymd{day};
+  hh_mm_ss hms{now - day};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", int(ymd.year()),
+                     unsigned(ymd.month()), unsigned(ymd.day()), hms.hours().count(),
+                     hms.minutes().count(), hms.seconds().count(), hms.subseconds().count());
+}
+
+DatabaseError RunDatabase::newer_schema(std::string_view file, int version) {
+  return DatabaseError(fmt::format("database {} has schema version {}, newer than this build ({})",
+                                   file, version, kSchemaVersion));
+}
+
+void RunDatabase::Close::operator()(sqlite3* db) const noexcept {
+  sqlite3_close_v2(db);
+}
+
+sqlite3* RunDatabase::db() const {
+  if (!db_) throw std::logic_error("RunDatabase used after move");
+  return db_.get();
+}
+
+RunDatabase::RunDatabase(const std::filesystem::path& file) : file_(file.string()) {
+  if (file.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    if (ec)
+      throw DatabaseError(fmt::format("{}: cannot create directory: {}", file_, ec.message()));
+  }
+  sqlite3* raw = nullptr;
+  int rc =
+      sqlite3_open_v2(file_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  db_.reset(raw);  // sqlite returns a handle even on failure; it must be closed all the same
+  if (rc != SQLITE_OK) fail(file_, "cannot open", raw);
+  // READWRITE quietly degrades to read-only on a write-protected file; fail now, not mid-run.
+  if (sqlite3_db_readonly(raw, "main") == 1)
+    throw DatabaseError(fmt::format("{}: cannot open for writing (file is read-only)", file_));
+  sqlite3_busy_timeout(raw, static_cast<int>(kBusyTimeout.count()));
+
+  // The first statement that reads the file is where a non-SQLite file shows up; say so plainly
+  // instead of sqlite's "file is not a database" deep inside some later pragma.
+  int version = 0;
+  try {
+    version = schema_version();
+  } catch (const DatabaseError&) {
+    if (sqlite3_errcode(raw) == SQLITE_NOTADB)
+      throw DatabaseError(fmt::format("{}: not an SQLite database", file_));
+    throw;
+  }
+  if (version > kSchemaVersion) throw newer_schema(file_, version);
+
+  enable_wal(raw, file_);                        // readers never block the writer
+  exec(raw, file_, "PRAGMA foreign_keys = ON");  // off by default, per connection
+  if (version < kSchemaVersion) create_or_migrate();
+}
+
+void RunDatabase::create_or_migrate() {
+  Transaction tx(db(), file_);
+  // Re-read under the write lock: another process opening the same new file may have created
+  // the schema while we waited, and must not be created twice.
+  int version = schema_version();
+  if (version > kSchemaVersion) throw newer_schema(file_, version);
+  if (version == 0) {
+    Statement objects(db(), file_, "inspect schema", "SELECT count(*) FROM sqlite_master");
+    objects.bind().step();
+    if (objects.column_int(0) != 0)
+      throw DatabaseError(
+          fmt::format("{}: has tables but no schema version; not a commsgd run database", file_));
+    exec(db(), file_, std::string(kSchemaSql).c_str(), "create schema");
+    version = 1;
+  }
+  // A schema change adds one step here per version, each leaving the file valid for the next:
+  //   if (version == 1) { migrate_to_v2(); version = 2; }
+  // PRAGMAs take no bound parameters; the value is a compile-time constant.
+  exec(db(), file_, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
+  tx.commit();
+}
+
+int RunDatabase::schema_version() const {
+  Statement st(db(), file_, "read schema version", "PRAGMA user_version");
+  st.bind().step();
+  return static_cast<int>(st.column_int(0));
+}
+
+void RunDatabase::begin_run(const RunInfo& r) {
+  if (r.id.empty()) throw std::invalid_argument("begin_run: empty run id");
+  Statement st(db(), file_, "begin_run", R"sql(
+    INSERT INTO runs (id, created_at, status, algo, selector, aggregation, topology, model,
+                      dataset, workers, nodes, network, backend, device, density, batch_size, lr,
+                      epochs, seed, config, git_revision, host, slurm_job_id, slurm_array_job_id,
+                      slurm_array_task_id)
+    VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  )sql");
+  st.bind(r.id, utc_now_iso8601(), r.algo, r.selector, r.aggregation, r.topology, r.model,
+          r.dataset, r.workers, r.nodes, r.network, r.backend, r.device, r.density, r.batch_size,
+          r.lr, r.epochs, static_cast<std::int64_t>(r.seed), json_or_null(r.config_json),
+          r.git_revision, r.host, r.slurm_job_id, r.slurm_array_job_id, r.slurm_array_task_id)
+      .execute();
+}
+
+void RunDatabase::add_epoch(std::string_view run_id, const EpochRow& e) {
+  Statement st(db(), file_, "add_epoch", R"sql(
+    INSERT INTO epochs (run_id, epoch, train_loss, train_acc, val_loss, val_top1, val_top5,
+                        val_perplexity, wall_seconds, consensus_distance)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+  st.bind(run_id, e.epoch, e.train_loss, e.train_acc, e.val_loss, e.val_top1, e.val_top5,
+          e.val_perplexity, e.wall_seconds, e.consensus_distance)
+      .execute();
+}
+
+void RunDatabase::add_steps(std::string_view run_id, std::span<const StepRow> rows) {
+  if (rows.empty()) return;
+  Transaction tx(db(), file_);
+  Statement st(db(), file_, "add_steps", R"sql(
+    INSERT INTO steps (run_id, step, epoch,
+                       loss_mean, loss_max, data_s_mean, data_s_max,
+                       forward_backward_s_mean, forward_backward_s_max,
+                       select_s_mean, select_s_max, communicate_s_mean, communicate_s_max,
+                       wait_s_mean, wait_s_max, update_s_mean, update_s_max,
+                       total_s_mean, total_s_max, bytes_sent_mean, bytes_sent_max,
+                       bytes_received_mean, bytes_received_max, density_mean, density_max)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+  for (const StepRow& s : rows) {
+    st.bind(run_id, s.step, s.epoch, s.loss, s.data_s, s.forward_backward_s, s.select_s,
+            s.communicate_s, s.wait_s, s.update_s, s.total_s, s.bytes_sent, s.bytes_received,
+            s.density)
+        .execute();
+  }
+  tx.commit();
+}
+
+void RunDatabase::finish_run(std::string_view run_id, RunStatus status,
+                             std::string_view exit_reason) {
+  if (status == RunStatus::running)
+    throw std::invalid_argument("finish_run: final status cannot be 'running'");
+  // Only a running run can finish: a late writer must not overwrite how a run ended.
+  Statement st(db(), file_, "finish_run", R"sql(
+    UPDATE runs SET status = ?, exit_reason = ?, finished_at = ?
+    WHERE id = ? AND status = 'running')sql");
+  st.bind(to_string(status), exit_reason, utc_now_iso8601(), run_id).execute();
+  if (sqlite3_changes(db()) == 0)
+    throw DatabaseError(fmt::format("{}: finish_run: no running run with id {}", file_, run_id));
+}
+
+void RunDatabase::add_bench(std::span<const BenchRow> rows) {
+  if (rows.empty()) return;
+  Transaction tx(db(), file_);
+  Statement st(db(), file_, "add_bench", R"sql(
+    INSERT INTO bench (created_at, suite, name, params, value, unit, host, machine, git_revision)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+  const std::string now = utc_now_iso8601();
+  for (const BenchRow& b : rows) {
+    st.bind(now, b.suite, b.name, json_or_null(b.params_json), b.value, b.unit, b.host,
+            json_or_null(b.machine_json), b.git_revision)
+        .execute();
+  }
+  tx.commit();
+}
+
+}  // namespace commsgd::record

@@ -1,0 +1,109 @@
+// Run database: one SQLite file recording training runs (config, per-epoch and per-step metrics)
+// and micro-benchmarks, so that reports are SQL queries. The schema is analysis/schema.sql,
+// versioned with PRAGMA user_version; opening a file creates or upgrades it.
+//
+// Many trainers (e.g. a SLURM array) may write the same file at once: it is opened in WAL mode
+// with a 30 s busy timeout and every multi-row write is one IMMEDIATE transaction.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+
+namespace commsgd::record {
+
+// Any failure to open, create or write the database. what() is one line naming the file.
+class DatabaseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One field per `runs` column except the timestamps, status and exit_reason, which the
+// database manages. Empty config_json is stored as NULL.
+struct RunInfo {
+  std::string id, algo, selector, aggregation, topology, model, dataset;
+  int workers = 1, nodes = 1;
+  std::string network, backend, device;
+  std::optional<double> density;  // nullopt for dense algorithms
+  int batch_size = 0;
+  double lr = 0;
+  int epochs = 0;
+  std::uint64_t seed = 0;  // stored as its int64 bit pattern
+  std::string config_json, git_revision, host;
+  std::optional<std::string> slurm_job_id, slurm_array_job_id, slurm_array_task_id;
+};
+
+struct EpochRow {
+  int epoch = 0;
+  double train_loss = 0, train_acc = 0, val_loss = 0, val_top1 = 0;
+  std::optional<double> val_top5, val_perplexity, consensus_distance;
+  double wall_seconds = 0;  // cumulative since run start
+};
+
+// A per-step metric aggregated over ranks.
+struct Stat {
+  double mean = 0, max = 0;
+};
+
+struct StepRow {
+  std::int64_t step = 0;  // global iteration
+  int epoch = 0;
+  Stat loss, data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, total_s,
+      bytes_sent, bytes_received, density;
+};
+
+// Empty params_json / machine_json are stored as NULL.
+struct BenchRow {
+  std::string suite, name, params_json;
+  double value = 0;
+  std::string unit, host, machine_json, git_revision;
+};
+
+enum class RunStatus { running, completed, failed, preempted };
+
+std::string_view to_string(RunStatus);  // the text stored in runs.status
+std::string new_run_id();               // random UUID v4, lower-case text
+std::string utc_now_iso8601();          // e.g. "2024-05-01T12:34:56.789Z"
+
+class RunDatabase {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens or creates the file (and its parent directories), enables WAL, a 30 s busy timeout and
+  // foreign keys, then creates or migrates the schema. Refuses files that are not SQLite, are
+  // SQLite but not ours, or have a newer schema than this build.
+  explicit RunDatabase(const std::filesystem::path& file);
+  RunDatabase(RunDatabase&&) noexcept = default;
+  RunDatabase& operator=(RunDatabase&&) noexcept = default;
+  ~RunDatabase() = default;
+
+  void begin_run(const RunInfo& run);  // status 'running', created_at now
+  void add_epoch(std::string_view run_id, const EpochRow& row);
+  void add_steps(std::string_view run_id, std::span<const StepRow> rows);  // all or nothing
+  // Ends a run that is still 'running' (status must not be running); sets finished_at now.
+  void finish_run(std::string_view run_id, RunStatus status, std::string_view exit_reason);
+  void add_bench(std::span<const BenchRow> rows);  // all or nothing, one created_at
+
+  int schema_version() const;         // PRAGMA user_version as stored in the file
+  sqlite3* handle() { return db(); }  // for tests and report queries
+
+ private:
+  struct Close {
+    void operator()(sqlite3* db) const noexcept;
+  };
+  sqlite3* db() const;  // throws on a moved-from object instead of crashing in sqlite
+  void create_or_migrate();
+  static DatabaseError newer_schema(std::string_view file, int version);
+
+  std::string file_;  // as given, for error messages
+  std::unique_ptr<sqlite3, Close> db_;
+};
+
+}  // namespace commsgd::record

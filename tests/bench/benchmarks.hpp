@@ -1,0 +1,10 @@
+#pragma once
+
+#include <CLI/App.hpp>
+
+namespace commsgd::bench {
+
+// Each benchmark adds its subcommand to the app and runs when it is selected.
+void add_trainer_overhead(CLI::App& app);
+
+}  // namespace commsgd::bench

@@ -1,0 +1,22 @@
+// commsgd-bench: one binary, one subcommand per benchmark.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "algorithms/comm/mpi_communicator.hpp"
+#include "tests/bench/benchmarks.hpp"
+
+int main(int argc, char** argv) {
+  const commsgd::comm::MpiSession mpi(&argc, &argv);
+  CLI::App app("commsgd-bench: microbenchmarks of commsgd, recorded in the bench table");
+  app.require_subcommand(1);
+  commsgd::bench::add_trainer_overhead(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "commsgd-bench: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,163 @@
+// trainer-overhead: per-iteration time of commsgd-train (--algo dense, one rank) against a bare
+// LibTorch loop of the same model, batch and data, alternating the two in one process so both
+// see the same machine state. Target (issue 2): ratio <= 1.05.
+#include <ATen/Parallel.h>
+#include <fmt/core.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/sgd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "algorithms/comm/mpi_communicator.hpp"
+#include "algorithms/stopwatch.hpp"
+#include "analysis/record/run_database.hpp"
+#include "tests/bench/benchmarks.hpp"
+#include "trainer/data/dataset.hpp"
+#include "trainer/models.hpp"
+#include "trainer/trainer.hpp"
+
+namespace commsgd::bench {
+namespace {
+
+struct Settings {
+  std::string model = "resnet20";
+  std::vector<int> shape = {3, 32, 32};
+  int batch_size = 32;
+  int warmup = 5;
+  int iterations = 30;
+  int repeats = 3;
+  int threads = 1;
+  std::string db = "results/bench.sqlite";
+};
+
+trainer::Options trainer_options(const Settings& s, const std::filesystem::path& scratch) {
+  trainer::Options o;
+  o.model = s.model;
+  o.dataset = "synthetic";
+  o.synthetic_shape = s.shape;
+  o.synthetic_train = static_cast<long>(s.batch_size) * (s.warmup + s.iterations);
+  o.synthetic_val = s.batch_size;
+  o.batch_size = s.batch_size;
+  o.epochs = 1;
+  o.max_steps = s.warmup + s.iterations;
+  o.threads = s.threads;
+  o.db_dir = scratch.string();
+  o.quiet = true;
+  return o;
+}
+
+// The loop a LibTorch user would write: tensors in memory, index_select a batch, torch's SGD.
+double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Options& o) {
+  data::DatasetOptions d;
+  d.kind = "synthetic";
+  d.synthetic_shape = {s.shape[0], s.shape[1], s.shape[2]};
+  d.synthetic_train = static_cast<std::size_t>(o.synthetic_train);
+  d.synthetic_val = static_cast<std::size_t>(o.synthetic_val);
+  d.seed = o.seed;
+  data::Dataset ds = data::load_dataset(d);
+  const auto n = static_cast<std::int64_t>(ds.train.size());
+  const torch::Tensor features =
+      torch::from_blob(ds.train.features.data(), {n, s.shape[0], s.shape[1], s.shape[2]}).clone();
+  const torch::Tensor labels =
+      torch::from_blob(ds.train.labels.data(), {n}, torch::kInt32).to(torch::kInt64);
+
+  torch::manual_seed(o.seed);
+  auto model = trainer::make_model({s.model, s.shape[0], s.shape[1], s.shape[2], ds.num_classes, o.mlp_hidden});
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(o.lr)
+                                                       .momentum(o.momentum)
+                                                       .weight_decay(o.weight_decay));
+  const torch::Tensor order = torch::randperm(n);
+  algorithms::Stopwatch clock;
+  for (int i = 0; i < s.warmup + s.iterations; ++i) {
+    if (i == s.warmup) clock.restart();
+    const torch::Tensor index = order.narrow(0, i * s.batch_size, s.batch_size);
+    const torch::Tensor x = features.index_select(0, index);
+    const torch::Tensor y = labels.index_select(0, index);
+    optimizer.zero_grad();
+    torch::nn::functional::cross_entropy(model->forward(x), y).backward();
+    optimizer.step();
+  }
+  return clock.seconds() / s.iterations;
+}
+
+double commsgd_seconds_per_iteration(const Settings& s, const trainer::Options& o) {
+  comm::MpiCommunicator self(MPI_COMM_SELF);
+  const trainer::TrainingResult r = trainer::train(o, self, self.placement());
+  return (r.training_end - r.iteration_starts.at(static_cast<std::size_t>(s.warmup))) / s.iterations;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+void run(const Settings& s) {
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() / fmt::format("commsgd_bench_{}", getpid());
+  const trainer::Options o = trainer_options(s, scratch);
+  at::set_num_threads(s.threads);
+  std::vector<double> bare, ours;
+  for (int r = 0; r < s.repeats; ++r) {
+    bare.push_back(bare_libtorch_seconds_per_iteration(s, o));
+    ours.push_back(commsgd_seconds_per_iteration(s, o));
+    fmt::print("repeat {}: bare LibTorch {:.2f} ms/iter, commsgd-train dense {:.2f} ms/iter\n",
+               r + 1, 1e3 * bare.back(), 1e3 * ours.back());
+  }
+  std::filesystem::remove_all(scratch);
+  const double ratio = median(ours) / median(bare);
+  fmt::print("model {} batch {} threads {}: median bare {:.2f} ms, commsgd {:.2f} ms, "
+             "ratio {:.3f} (target <= 1.05)\n",
+             s.model, s.batch_size, s.threads, 1e3 * median(bare), 1e3 * median(ours), ratio);
+
+  const nlohmann::json params = {{"model", s.model},          {"shape", s.shape},
+                                 {"batch_size", s.batch_size}, {"iterations", s.iterations},
+                                 {"warmup", s.warmup},         {"repeats", s.repeats},
+                                 {"threads", s.threads}};
+  const nlohmann::json machine = {{"cores", std::thread::hardware_concurrency()},
+                                  {"torch_threads", at::get_num_threads()}};
+  auto row = [&](std::string name, double value, std::string unit) {
+    return record::BenchRow{"trainer-overhead", std::move(name), params.dump(), value,
+                            std::move(unit),    host_name(),     machine.dump(), COMMSGD_GIT_REVISION};
+  };
+  const std::vector<record::BenchRow> rows = {
+      row("bare_libtorch_iteration", median(bare), "s"),
+      row("commsgd_dense_iteration", median(ours), "s"),
+      row("commsgd_over_bare", ratio, "ratio")};
+  record::RunDatabase(s.db).add_bench(rows);
+  fmt::print("recorded in {} (bench table)\n", s.db);
+}
+
+}  // namespace
+
+void add_trainer_overhead(CLI::App& app) {
+  auto settings = std::make_shared<Settings>();
+  CLI::App* cmd = app.add_subcommand(
+      "trainer-overhead",
+      "Per-iteration time of commsgd-train --algo dense at P=1 over a bare LibTorch loop");
+  cmd->add_option("--model", settings->model, "Model")->capture_default_str();
+  cmd->add_option("--shape", settings->shape, "C,H,W of the synthetic samples")
+      ->delimiter(',')
+      ->expected(3)
+      ->capture_default_str();
+  cmd->add_option("--batch-size", settings->batch_size, "Batch size")->capture_default_str();
+  cmd->add_option("--warmup", settings->warmup, "Untimed iterations first")->capture_default_str();
+  cmd->add_option("--iterations", settings->iterations, "Timed iterations")->capture_default_str();
+  cmd->add_option("--repeats", settings->repeats, "Alternations of the two loops (median)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--threads", settings->threads, "Intra-op threads for both")->capture_default_str();
+  cmd->add_option("--db", settings->db, "SQLite file for the bench rows")->capture_default_str();
+  cmd->callback([settings] { run(*settings); });
+}
+
+}  // namespace commsgd::bench

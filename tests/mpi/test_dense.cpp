@@ -1,0 +1,176 @@
+// Multi-rank tests of --algo dense: every case is a real mpirun launch of commsgd-train.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.hpp"
+
+namespace commsgd::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+class DenseMpi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("commsgd_mpi_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ProcessResult train(int ranks, std::vector<std::string> args) {
+    args.insert(args.begin(), COMMSGD_TRAIN);
+    args.push_back("--quiet");
+    return run_process(mpirun(ranks, args), seconds(540));
+  }
+
+  fs::path dir_;
+};
+
+std::vector<float> read_floats(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<float> values(fs::file_size(path) / sizeof(float));
+  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  return values;
+}
+
+// Runs a query on a database file and returns the rows as text fields.
+std::vector<std::vector<std::string>> query(const fs::path& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << db;
+  std::vector<std::vector<std::string>> rows;
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(handle);
+  while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+    std::vector<std::string> row;
+    for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+      const auto* text = sqlite3_column_text(stmt, c);
+      row.emplace_back(text ? reinterpret_cast<const char*>(text) : "NULL");
+    }
+    rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(handle);
+  return rows;
+}
+
+// DESIGN.md: P ranks × batch b must follow the same trajectory as 1 rank × batch P·b when the
+// model has no batch norm (the gradient of a mean loss is the mean of the ranks' gradients).
+class Equivalence : public DenseMpi, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(Equivalence, FourRanksMatchOneRankWithFourTimesTheBatch) {
+  const std::vector<std::string> common = {
+      "--algo", "dense", "--model", GetParam(), "--dataset", "synthetic", "--synthetic-train",
+      "1024", "--max-steps", "25", "--epochs", "1", "--lr", "0.05", "--momentum", "0.9",
+      "--weight-decay", "1e-4", "--seed", "7", "--db-dir", dir_.string()};
+  auto args4 = common;
+  args4.insert(args4.end(), {"--batch-size", "8", "--dump-params", (dir_ / "p4.bin").string()});
+  auto args1 = common;
+  args1.insert(args1.end(), {"--batch-size", "32", "--dump-params", (dir_ / "p1.bin").string()});
+
+  const ProcessResult four = train(4, args4);
+  ASSERT_EQ(four.exit_code, 0) << four.output;
+  const ProcessResult one = train(1, args1);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+
+  const std::vector<float> p4 = read_floats(dir_ / "p4.bin");
+  const std::vector<float> p1 = read_floats(dir_ / "p1.bin");
+  ASSERT_EQ(p4.size(), p1.size());
+  ASSERT_GT(p1.size(), 0u);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < p1.size(); ++i) {
+    diff += (double(p4[i]) - p1[i]) * (double(p4[i]) - p1[i]);
+    norm += double(p1[i]) * p1[i];
+  }
+  EXPECT_LE(std::sqrt(diff / norm), 1e-5) << "relative L2 distance of the final parameters";
+}
+
+INSTANTIATE_TEST_SUITE_P(NoBatchNorm, Equivalence, ::testing::Values("mlp", "lenet"));
+
+TEST_F(DenseMpi, DigitsReachNinetyFivePercentOnHeldOutSplit) {
+  const fs::path db = dir_ / "digits.sqlite";
+  const ProcessResult run =
+      train(4, {"--algo", "dense", "--model", "mlp", "--dataset", "csv", "--data-path",
+                COMMSGD_DIGITS_CSV, "--val-fraction", "0.2", "--epochs", "8", "--batch-size",
+                "16", "--lr", "0.05", "--db", db.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto runs = query(db, "select status, algo, workers, dataset from runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0], (std::vector<std::string>{"completed", "dense", "4", "csv"}));
+  const auto last = query(db, "select val_top1 from epochs order by epoch desc limit 1");
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_GE(std::stod(last[0][0]), 0.95) << "held-out top-1 after 8 epochs";
+  const auto epochs = query(db, "select count(*) from epochs");
+  EXPECT_EQ(epochs[0][0], "8");
+  // Step timings are recorded for every --log-every window, aggregated over the 4 ranks.
+  const auto steps = query(db,
+                           "select count(*), min(total_s_max >= total_s_mean), "
+                           "min(communicate_s_mean > 0), min(bytes_sent_mean > 0), "
+                           "min(density_mean) from steps");
+  EXPECT_GT(std::stoi(steps[0][0]), 0);
+  EXPECT_EQ(steps[0][1], "1");
+  EXPECT_EQ(steps[0][2], "1");
+  EXPECT_EQ(steps[0][3], "1");
+  EXPECT_EQ(std::stod(steps[0][4]), 1.0);
+}
+
+TEST_F(DenseMpi, ResNet20OnSyntheticDataIsRecorded) {
+  const fs::path db = dir_ / "resnet.sqlite";
+  const ProcessResult run =
+      train(4, {"--algo", "dense", "--model", "resnet20", "--dataset", "synthetic",
+                "--synthetic-shape", "3,16,16", "--synthetic-train", "256", "--synthetic-val",
+                "64", "--batch-size", "8", "--max-steps", "4", "--db", db.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto runs = query(db, "select status, algo, workers, model from runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0], (std::vector<std::string>{"completed", "dense", "4", "resnet20"}));
+}
+
+TEST_F(DenseMpi, RanksWithDifferentConfigsStopTogetherWithOneMessage) {
+  std::vector<std::string> argv = mpirun_base();
+  const std::vector<std::string> common = {COMMSGD_TRAIN, "--max-steps", "2", "--quiet",
+                                           "--db-dir", dir_.string()};
+  for (const char* lr : {"0.1", "0.2"}) {
+    argv.insert(argv.end(), {"-np", "2"});
+    argv.insert(argv.end(), common.begin(), common.end());
+    argv.insert(argv.end(), {"--lr", lr});
+    if (std::string(lr) == "0.1") argv.push_back(":");
+  }
+  const ProcessResult run = run_process(argv, seconds(120));
+  ASSERT_FALSE(run.timed_out) << run.output;
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("rank 2 was started with a different configuration"), std::string::npos)
+      << run.output;
+  EXPECT_TRUE(fs::is_empty(dir_)) << "no database may be created";
+}
+
+TEST_F(DenseMpi, MissingDataFileIsOneClearErrorWithExitCodeTwo) {
+  const fs::path missing = dir_ / "no_such_file.csv";
+  const ProcessResult run = train(2, {"--dataset", "csv", "--data-path", missing.string(),
+                                      "--db-dir", (dir_ / "runs").string()});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  const std::string line = "commsgd-train: error: ";
+  const std::size_t at = run.output.find(line);
+  ASSERT_NE(at, std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find(line, at + 1), std::string::npos) << "one rank reports, once";
+  EXPECT_NE(run.output.find("no_such_file.csv"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(dir_ / "runs")) << "no run may be recorded";
+}
+
+TEST_F(DenseMpi, UnknownOptionIsExitCodeTwo) {
+  const ProcessResult run = train(2, {"--densty", "0.1"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("--densty"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace commsgd::testing

@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "trainer/options.hpp"
+
+namespace commsgd::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "commsgd-train");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  Options o;
+  EXPECT_EQ(parse_options(static_cast<int>(argv.size()), argv.data(), o, false), ParseOutcome::run);
+  return o;
+}
+
+std::string usage_error(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+fs::path write_config(const std::string& name, const std::string& text) {
+  const fs::path path = fs::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Options, DefaultsAndFlags) {
+  const Options d = parse({});
+  EXPECT_EQ(d.algo, "dense");
+  EXPECT_EQ(d.model, "mlp");
+  const Options o = parse({"--model", "lenet", "--batch-size", "64", "--nesterov", "--lr-schedule",
+                           "81:0.1,122:0.1", "--mlp-hidden", "256,64", "--synthetic-shape", "3,32,32"});
+  EXPECT_EQ(o.model, "lenet");
+  EXPECT_EQ(o.batch_size, 64);
+  EXPECT_TRUE(o.nesterov);
+  EXPECT_EQ(o.lr_schedule, "81:0.1,122:0.1");
+  EXPECT_EQ(o.mlp_hidden, (std::vector<int>{256, 64}));
+  EXPECT_EQ(o.synthetic_shape, (std::vector<int>{3, 32, 32}));
+}
+
+TEST(Options, TomlConfigWithCommandLineOverride) {
+  const fs::path cfg = write_config("commsgd_options_test.toml",
+                                    "# a paper experiment\nmodel = \"resnet20\"\nbatch-size = 128\n"
+                                    "lr = 0.2\nnesterov = true\nsynthetic-shape = [3, 16, 16]\n");
+  const Options o = parse({"--config", cfg.string(), "--lr", "0.05"});
+  EXPECT_EQ(o.model, "resnet20");
+  EXPECT_EQ(o.batch_size, 128);
+  EXPECT_DOUBLE_EQ(o.lr, 0.05);
+  EXPECT_TRUE(o.nesterov);
+  EXPECT_EQ(o.synthetic_shape, (std::vector<int>{3, 16, 16}));
+  fs::remove(cfg);
+}
+
+TEST(Options, UnknownConfigKeyIsAnError) {
+  const fs::path cfg = write_config("commsgd_options_bad.toml", "batch-size = 8\nbatchsize = 16\n");
+  EXPECT_NE(usage_error({"--config", cfg.string()}).find("batchsize"), std::string::npos);
+  fs::remove(cfg);
+}
+
+TEST(Options, BadValuesNameTheOption) {
+  EXPECT_NE(usage_error({"--algo", "nope"}).find("--algo"), std::string::npos);
+  EXPECT_NE(usage_error({"--batch-size", "0"}).find("--batch-size"), std::string::npos);
+  EXPECT_NE(usage_error({"--lr-schedule", "81-0.1"}).find("81-0.1"), std::string::npos);
+  EXPECT_NE(usage_error({"--epochs", "ten"}).find("--epochs"), std::string::npos);
+  EXPECT_NE(usage_error({"--dataset", "csv"}).find("--data-path"), std::string::npos);
+  EXPECT_NE(usage_error({"--csv-shape", "1,8"}).find("--csv-shape"), std::string::npos);
+  EXPECT_NE(usage_error({"--config", "/nonexistent/x.toml"}).find("x.toml"), std::string::npos);
+}
+
+// The run record's config JSON must hold every option, so a run can be repeated from its row.
+TEST(Options, ConfigJsonHasEveryOption) {
+  CLI::App app;
+  Options o;
+  add_options(app, o);
+  const nlohmann::json json = o;
+  for (const CLI::Option* opt : app.get_options()) {
+    std::string name = opt->get_single_name();
+    if (name == "help" || name == "config") continue;
+    std::replace(name.begin(), name.end(), '-', '_');
+    EXPECT_TRUE(json.contains(name)) << name;
+  }
+  EXPECT_EQ(json.size(), app.get_options().size() - 2);
+}
+
+}  // namespace
+}  // namespace commsgd::trainer

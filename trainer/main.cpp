@@ -1,0 +1,58 @@
+// commsgd-train: parse options, start MPI, train, and turn every way of failing into an exit code
+// a job script can act on: 0 done, 2 bad input (nothing trained), 1 failed during training.
+#include <fmt/core.h>
+
+#include <cstdio>
+
+#include "algorithms/comm/mpi_communicator.hpp"
+#include "trainer/options.hpp"
+#include "trainer/setup_check.hpp"
+#include "trainer/trainer.hpp"
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitFailed = 1;
+
+void print_error(const std::string& message) {
+  fmt::print(stderr, "commsgd-train: error: {}\n", message);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace commsgd;
+  const comm::MpiSession mpi(&argc, &argv);
+  comm::MpiCommunicator world;
+  const bool rank0 = world.rank() == 0;
+
+  trainer::Options options;
+  std::optional<std::string> parse_error;
+  try {
+    if (trainer::parse_options(argc, argv, options, rank0) == trainer::ParseOutcome::exit_ok) {
+      return 0;
+    }
+  } catch (const trainer::UsageError& e) {
+    parse_error = e.what();
+  }
+
+  try {
+    trainer::agree_on_setup(world, parse_error);
+    const trainer::TrainingResult result = trainer::train(options, world, world.placement());
+    if (rank0 && !options.quiet) {
+      fmt::print("run {} completed: {} iterations, val top-1 {:.2f}%, val loss {:.4f}\n"
+                 "record: {}\n",
+                 result.run_id, result.iterations, 100 * result.val_top1, result.val_loss,
+                 result.database.string());
+    }
+    return 0;
+  } catch (const trainer::SetupFailed& e) {
+    if (e.reporter()) print_error(e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    print_error(fmt::format("rank {}: {}", world.rank(), e.what()));
+    // A peer may be blocked in a collective this rank will never join: end the whole job.
+    if (world.size() > 1) world.abort(kExitFailed);
+    return kExitFailed;
+  }
+}

@@ -1,0 +1,204 @@
+#include "trainer/models.hpp"
+
+#include <torch/nn/functional.h>
+#include <torch/nn/init.h>
+#include <torch/nn/modules.h>
+
+#include "trainer/options.hpp"
+
+namespace commsgd::trainer {
+namespace {
+
+namespace nn = torch::nn;
+namespace F = torch::nn::functional;
+
+class Mlp final : public Model {
+ public:
+  Mlp(int inputs, const std::vector<int>& hidden, int classes) {
+    int width = inputs;
+    for (std::size_t i = 0; i < hidden.size(); ++i) {
+      layers_->push_back(nn::Linear(width, hidden[i]));
+      layers_->push_back(nn::ReLU());
+      width = hidden[i];
+    }
+    layers_->push_back(nn::Linear(width, classes));
+    register_module("layers", layers_);
+  }
+  torch::Tensor forward(torch::Tensor x) override { return layers_->forward(x.flatten(1)); }
+
+ private:
+  nn::Sequential layers_;
+};
+
+// LeNet-5 with "same" padding, so it takes any input of at least 4×4 (8×8 digits, 28×28 MNIST,
+// 32×32 CIFAR).
+class LeNet final : public Model {
+ public:
+  LeNet(int channels, int height, int width, int classes)
+      : conv1_(nn::Conv2dOptions(channels, 6, 5).padding(2)),
+        conv2_(nn::Conv2dOptions(6, 16, 5).padding(2)),
+        fc1_(16 * (height / 4) * (width / 4), 120),
+        fc2_(120, 84),
+        fc3_(84, classes) {
+    register_module("conv1", conv1_);
+    register_module("conv2", conv2_);
+    register_module("fc1", fc1_);
+    register_module("fc2", fc2_);
+    register_module("fc3", fc3_);
+  }
+  torch::Tensor forward(torch::Tensor x) override {
+    x = F::max_pool2d(torch::relu(conv1_(x)), F::MaxPool2dFuncOptions(2));
+    x = F::max_pool2d(torch::relu(conv2_(x)), F::MaxPool2dFuncOptions(2));
+    x = torch::relu(fc1_(x.flatten(1)));
+    return fc3_(torch::relu(fc2_(x)));
+  }
+
+ private:
+  nn::Conv2d conv1_, conv2_;
+  nn::Linear fc1_, fc2_, fc3_;
+};
+
+nn::Conv2d conv3x3(int in, int out, int stride) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
+}
+
+// The CIFAR residual block of He et al. (2016), with the parameter-free "option A" shortcut the
+// paper uses on CIFAR: subsample by the stride and zero-pad the new channels.
+class BasicBlock final : public nn::Module {
+ public:
+  BasicBlock(int in, int out, int stride)
+      : conv1_(conv3x3(in, out, stride)),
+        bn1_(out),
+        conv2_(conv3x3(out, out, 1)),
+        bn2_(out),
+        stride_(stride),
+        pad_channels_(out - in) {
+    register_module("conv1", conv1_);
+    register_module("bn1", bn1_);
+    register_module("conv2", conv2_);
+    register_module("bn2", bn2_);
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    torch::Tensor out = torch::relu(bn1_(conv1_(x)));
+    out = bn2_(conv2_(out));
+    torch::Tensor shortcut = x;
+    if (stride_ != 1 || pad_channels_ != 0) {
+      using torch::indexing::Slice;
+      shortcut = x.index({Slice(), Slice(), Slice(None, None, stride_), Slice(None, None, stride_)});
+      const int before = pad_channels_ / 2;
+      shortcut = F::pad(shortcut, F::PadFuncOptions({0, 0, 0, 0, before, pad_channels_ - before}));
+    }
+    return torch::relu(out + shortcut);
+  }
+
+ private:
+  static constexpr auto None = torch::indexing::None;
+  nn::Conv2d conv1_;
+  nn::BatchNorm2d bn1_;
+  nn::Conv2d conv2_;
+  nn::BatchNorm2d bn2_;
+  int stride_;
+  int pad_channels_;
+};
+
+class CifarResNet final : public Model {
+ public:
+  CifarResNet(int depth, int channels, int classes)
+      : conv_(conv3x3(channels, 16, 1)), bn_(16), fc_(64, classes) {
+    const int blocks_per_stage = (depth - 2) / 6;
+    int in = 16;
+    for (const int out : {16, 32, 64}) {
+      for (int b = 0; b < blocks_per_stage; ++b) {
+        const int stride = (b == 0 && out != 16) ? 2 : 1;
+        blocks_->push_back(std::make_shared<BasicBlock>(in, out, stride));
+        in = out;
+      }
+    }
+    register_module("conv", conv_);
+    register_module("bn", bn_);
+    register_module("blocks", blocks_);
+    register_module("fc", fc_);
+    for (auto& module : modules(/*include_self=*/false)) {
+      if (auto* conv = module->as<nn::Conv2d>()) {
+        nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
+      }
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) override {
+    x = torch::relu(bn_(conv_(x)));
+    x = blocks_->forward(x);
+    x = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1));
+    return fc_(x.flatten(1));
+  }
+
+ private:
+  nn::Conv2d conv_;
+  nn::BatchNorm2d bn_;
+  nn::Sequential blocks_;
+  nn::Linear fc_;
+};
+
+// VGG-16 with batch norm, the CIFAR variant: 13 conv layers, one linear classifier on 512 features.
+class Vgg16 final : public Model {
+ public:
+  Vgg16(int channels, int classes) : fc_(512, classes) {
+    const int M = 0;  // max-pool
+    int in = channels;
+    for (const int width : {64, 64, M, 128, 128, M, 256, 256, 256, M, 512, 512, 512, M, 512, 512,
+                            512, M}) {
+      if (width == M) {
+        features_->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
+        continue;
+      }
+      features_->push_back(nn::Conv2d(nn::Conv2dOptions(in, width, 3).padding(1)));
+      features_->push_back(nn::BatchNorm2d(width));
+      features_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+      in = width;
+    }
+    register_module("features", features_);
+    register_module("fc", fc_);
+  }
+  torch::Tensor forward(torch::Tensor x) override {
+    x = features_->forward(x);
+    x = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1));
+    return fc_(x.flatten(1));
+  }
+
+ private:
+  nn::Sequential features_;
+  nn::Linear fc_;
+};
+
+void require_size(const ModelSpec& spec, int min_side) {
+  if (spec.height < min_side || spec.width < min_side) {
+    throw UsageError("--model " + spec.name + " needs inputs of at least " +
+                     std::to_string(min_side) + "x" + std::to_string(min_side) + " (the data is " +
+                     std::to_string(spec.height) + "x" + std::to_string(spec.width) + ")");
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Model> make_model(const ModelSpec& spec) {
+  if (spec.name == "mlp") {
+    return std::make_shared<Mlp>(spec.channels * spec.height * spec.width, spec.mlp_hidden,
+                                 spec.classes);
+  }
+  if (spec.name == "lenet") {
+    require_size(spec, 4);
+    return std::make_shared<LeNet>(spec.channels, spec.height, spec.width, spec.classes);
+  }
+  for (const int depth : {20, 32, 56}) {
+    if (spec.name == "resnet" + std::to_string(depth)) {
+      require_size(spec, 4);
+      return std::make_shared<CifarResNet>(depth, spec.channels, spec.classes);
+    }
+  }
+  if (spec.name == "vgg16") {
+    require_size(spec, 32);
+    return std::make_shared<Vgg16>(spec.channels, spec.classes);
+  }
+  throw UsageError("--model: unknown model '" + spec.name + "'");
+}
+
+}  // namespace commsgd::trainer

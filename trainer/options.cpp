@@ -1,0 +1,172 @@
+#include "trainer/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "algorithms/algorithm.hpp"
+#include "trainer/lr_schedule.hpp"
+
+namespace commsgd::trainer {
+namespace {
+
+const char* const kDescription =
+    "commsgd-train: data-parallel training with one of several communication-efficient\n"
+    "distributed SGD algorithms. Launch with `mpirun -np P commsgd-train ...` or\n"
+    "`srun --mpi=pmix commsgd-train ...`; every rank reads the same options. Every option can\n"
+    "also be set in a TOML file given with --config (keys are the long option names); flags\n"
+    "on the command line override the file. Each run is recorded in SQLite (see --db).";
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o) {
+  app.description(kDescription);
+  app.set_config("--config", "", "TOML file of options; command-line flags override it");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.option_defaults()->always_capture_default();
+
+  const std::string run = "Run";
+  app.add_option("--algo", o.algo, "Distributed SGD algorithm")
+      ->check(CLI::IsMember(algorithms::algorithm_names()))
+      ->group(run);
+  app.add_option("--epochs", o.epochs, "Passes over the training set")
+      ->check(CLI::PositiveNumber)
+      ->group(run);
+  app.add_option("--max-steps", o.max_steps,
+                 "Stop after this many iterations in total (0: run all --epochs)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(run);
+  app.add_option("--seed", o.seed, "Seed for initialization, shuffling and synthetic data")
+      ->group(run);
+  app.add_option("--threads", o.threads,
+                 "Intra-op threads per rank (0: the node's cores divided among its ranks)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(run);
+
+  const std::string model = "Model";
+  app.add_option("--model", o.model, "Network to train")
+      ->check(CLI::IsMember({"mlp", "lenet", "resnet20", "resnet32", "resnet56", "vgg16"}))
+      ->group(model);
+  app.add_option("--mlp-hidden", o.mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->group(model);
+
+  const std::string data = "Data";
+  app.add_option("--dataset", o.dataset,
+                 "cifar10 (binary batches dir), mnist (IDX dir), csv (features..., label), "
+                 "synthetic (generated, learnable)")
+      ->check(CLI::IsMember({"cifar10", "mnist", "csv", "synthetic"}))
+      ->group(data);
+  app.add_option("--data-path", o.data_path, "Directory (cifar10, mnist) or file (csv, .csv.gz)")
+      ->group(data);
+  app.add_option("--csv-shape", o.csv_shape, "C,H,W of each csv row's features, to feed a CNN")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(CLI::PositiveNumber)
+      ->group(data);
+  app.add_option("--val-fraction", o.val_fraction,
+                 "csv: fraction of rows held out for validation")
+      ->check(CLI::Range(0.0, 0.99))
+      ->group(data);
+  app.add_option("--val-split", o.val_split,
+                 "csv: which rows are held out: interleaved (spread evenly through the file) or "
+                 "tail (the last rows)")
+      ->check(CLI::IsMember({"interleaved", "tail"}))
+      ->group(data);
+  app.add_option("--synthetic-shape", o.synthetic_shape, "C,H,W of synthetic samples")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(CLI::PositiveNumber)
+      ->group(data);
+  app.add_option("--synthetic-classes", o.synthetic_classes, "Classes of the synthetic set")
+      ->check(CLI::Range(2, 100000))
+      ->group(data);
+  app.add_option("--synthetic-train", o.synthetic_train, "Synthetic training samples")
+      ->check(CLI::PositiveNumber)
+      ->group(data);
+  app.add_option("--synthetic-val", o.synthetic_val, "Synthetic validation samples")
+      ->check(CLI::PositiveNumber)
+      ->group(data);
+  app.add_flag("--no-normalize", o.no_normalize,
+               "Feed raw pixel/feature values (default: standardize)")
+      ->group(data);
+  app.add_option("--augment", o.augment,
+                 "Random crop (pad 4) and horizontal flip of training images; auto: on for "
+                 "cifar10")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->group(data);
+
+  const std::string opt = "Optimization";
+  app.add_option("--batch-size", o.batch_size, "Samples per iteration on each worker")
+      ->check(CLI::PositiveNumber)
+      ->group(opt);
+  app.add_option("--lr", o.lr, "Base learning rate")->check(CLI::PositiveNumber)->group(opt);
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->group(opt);
+  app.add_flag("--nesterov", o.nesterov, "Nesterov momentum")->group(opt);
+  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")
+      ->check(CLI::NonNegativeNumber)
+      ->group(opt);
+  app.add_option("--lr-schedule", o.lr_schedule,
+                 "Multiply the lr by FACTOR from EPOCH on: \"81:0.1,122:0.1\"")
+      ->check([](const std::string& text) {
+        try {
+          parse_milestones(text);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      })
+      ->group(opt);
+  app.add_option("--warmup-epochs", o.warmup_epochs, "Linear lr warm-up over these epochs")
+      ->check(CLI::NonNegativeNumber)
+      ->group(opt);
+  app.add_flag("--scale-lr", o.scale_lr, "Multiply the lr by the number of workers")->group(opt);
+  app.add_option("--clip-grad-norm", o.clip_grad_norm,
+                 "Clip the synchronized gradient to this global L2 norm (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(opt);
+  app.add_option("--eval-batch-size", o.eval_batch_size, "Samples per validation batch")
+      ->check(CLI::PositiveNumber)
+      ->group(opt);
+
+  const std::string rec = "Recording";
+  app.add_option("--db", o.db, "SQLite file for the run record (shared by several runs: WAL)")
+      ->group(rec);
+  app.add_option("--db-dir", o.db_dir, "Without --db: write DIR/<run id>.sqlite")->group(rec);
+  app.add_option("--log-every", o.log_every, "Record step timings every N iterations")
+      ->check(CLI::PositiveNumber)
+      ->group(rec);
+  app.add_option("--network", o.network, "Label of the network, recorded with the run")
+      ->group(rec);
+  app.add_option("--dump-params", o.dump_params,
+                 "Write the final flat float32 parameters to this file (rank 0)")
+      ->group(rec);
+  app.add_flag("--quiet", o.quiet, "No progress output")->group(rec);
+}
+
+ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print) {
+  CLI::App app;
+  app.name("commsgd-train");
+  add_options(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (print) std::cout << app.help();
+    return ParseOutcome::exit_ok;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  validate(options);
+  return ParseOutcome::run;
+}
+
+void validate(const Options& o) {
+  if (o.dataset != "synthetic" && o.data_path.empty()) {
+    throw UsageError("--data-path is required with --dataset " + o.dataset);
+  }
+  if (!o.csv_shape.empty() && o.dataset != "csv") {
+    throw UsageError("--csv-shape applies to --dataset csv only");
+  }
+}
+
+}  // namespace commsgd::trainer

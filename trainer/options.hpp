@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace CLI {
+class App;
+}
+
+namespace commsgd::trainer {
+
+// Bad input from the person at the keyboard (a flag, a config file, a path): reported as one line,
+// exit code 2, before any rank starts training.
+class UsageError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Every option of commsgd-train. Field names are the long flags with '-' → '_' and also the keys
+// of the run's config JSON; a test keeps the two lists in step.
+struct Options {
+  // Run
+  std::string algo = "dense";
+  int epochs = 10;
+  long max_steps = 0;  // 0: no limit besides --epochs
+  std::uint64_t seed = 1;
+  int threads = 0;  // 0: the node's cores shared among its ranks
+  // Model
+  std::string model = "mlp";
+  std::vector<int> mlp_hidden = {128};
+  // Data
+  std::string dataset = "synthetic";
+  std::string data_path;
+  std::vector<int> csv_shape;
+  double val_fraction = 0.2;
+  std::string val_split = "interleaved";
+  std::vector<int> synthetic_shape = {1, 8, 8};
+  int synthetic_classes = 10;
+  long synthetic_train = 2048;
+  long synthetic_val = 512;
+  bool no_normalize = false;
+  std::string augment = "auto";
+  // Optimization
+  int batch_size = 32;
+  double lr = 0.1;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 1e-4;
+  std::string lr_schedule;
+  double warmup_epochs = 0;
+  bool scale_lr = false;
+  double clip_grad_norm = 0;
+  int eval_batch_size = 256;
+  // Record
+  std::string db;
+  std::string db_dir = "runs";
+  int log_every = 10;
+  std::string network = "local";
+  std::string dump_params;
+  bool quiet = false;
+};
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, model,
+                                   mlp_hidden, dataset, data_path, csv_shape, val_fraction, val_split,
+                                   synthetic_shape, synthetic_classes, synthetic_train,
+                                   synthetic_val, no_normalize, augment, batch_size, lr, momentum,
+                                   nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
+                                   clip_grad_norm, eval_batch_size, db, db_dir, log_every, network,
+                                   dump_params, quiet)
+
+// Declares every option on `app`, grouped for --help, writing into `options`.
+void add_options(CLI::App& app, Options& options);
+
+enum class ParseOutcome { run, exit_ok };
+
+// Parses argv (and --config FILE). Returns exit_ok after printing --help when `print` is set.
+// Throws UsageError naming the option and the problem.
+ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print);
+
+// Checks that need several options together; throws UsageError.
+void validate(const Options& options);
+
+}  // namespace commsgd::trainer

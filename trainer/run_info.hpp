@@ -1,0 +1,12 @@
+#pragma once
+
+#include "analysis/record/run_database.hpp"
+#include "trainer/options.hpp"
+
+namespace commsgd::trainer {
+
+// The `runs` row of this run: the options, where it ran (host, Slurm ids), and which build.
+record::RunInfo make_run_info(const Options& options, int workers, int nodes,
+                              const std::string& config_json);
+
+}  // namespace commsgd::trainer

@@ -1,0 +1,45 @@
+#include "trainer/setup_check.hpp"
+
+#include <array>
+#include <fmt/core.h>
+#include <vector>
+
+namespace commsgd::trainer {
+
+void agree_on_setup(comm::Communicator& comm, const std::optional<std::string>& local_error) {
+  std::int64_t first_failing = local_error ? comm.rank() : comm.size();
+  comm.allreduce(std::span(&first_failing, 1), comm::ReduceOp::min);
+  if (first_failing == comm.size()) return;
+  if (first_failing == comm.rank()) throw SetupFailed(*local_error, true);
+  throw SetupFailed(fmt::format("setup failed on rank {}", first_failing), false);
+}
+
+void check_ranks_agree(comm::Communicator& comm, std::uint64_t config_hash,
+                       std::uint64_t parameter_count) {
+  const std::array<std::uint64_t, 2> mine = {config_hash, parameter_count};
+  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(comm.size()));
+  comm.allgather(mine.data(), all.data(), sizeof(mine));
+  std::optional<std::string> error;
+  for (int r = 1; r < comm.size() && comm.rank() == 0 && !error; ++r) {
+    if (all[2 * r] != all[0]) {
+      error = fmt::format("rank {} was started with a different configuration than rank 0 "
+                          "(config hash {:016x} vs {:016x})",
+                          r, all[2 * r], all[0]);
+    } else if (all[2 * r + 1] != all[1]) {
+      error = fmt::format("rank {} built a model of {} parameters, rank 0 one of {}", r,
+                          all[2 * r + 1], all[1]);
+    }
+  }
+  agree_on_setup(comm, error);
+}
+
+std::uint64_t stable_hash(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace commsgd::trainer

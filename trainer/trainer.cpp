@@ -1,0 +1,329 @@
+#include "trainer/trainer.hpp"
+
+#include <ATen/Parallel.h>
+#include <fmt/core.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/stopwatch.hpp"
+#include "kernels/sgd.hpp"
+#include "kernels/vector_ops.hpp"
+#include "trainer/data/batch.hpp"
+#include "trainer/data/dataset.hpp"
+#include "trainer/data/sampler.hpp"
+#include "trainer/flat_parameters.hpp"
+#include "trainer/lr_schedule.hpp"
+#include "trainer/models.hpp"
+#include "trainer/progress.hpp"
+#include "trainer/run_info.hpp"
+#include "trainer/setup_check.hpp"
+#include "trainer/step_metrics.hpp"
+
+namespace commsgd::trainer {
+namespace {
+
+using algorithms::Stopwatch;
+
+data::DatasetOptions dataset_options(const Options& o) {
+  data::DatasetOptions d;
+  d.kind = o.dataset;
+  d.path = o.data_path;
+  if (!o.csv_shape.empty()) d.csv_shape = data::SampleShape{o.csv_shape[0], o.csv_shape[1], o.csv_shape[2]};
+  d.val_fraction = o.val_fraction;
+  d.val_split = o.val_split == "tail" ? data::ValSplit::tail : data::ValSplit::interleaved;
+  d.synthetic_shape = {o.synthetic_shape[0], o.synthetic_shape[1], o.synthetic_shape[2]};
+  d.synthetic_classes = o.synthetic_classes;
+  d.synthetic_train = static_cast<std::size_t>(o.synthetic_train);
+  d.synthetic_val = static_cast<std::size_t>(o.synthetic_val);
+  d.seed = o.seed;
+  d.normalize = !o.no_normalize;
+  return d;
+}
+
+std::filesystem::path database_path(const Options& o, const std::string& run_id) {
+  if (!o.db.empty()) return o.db;
+  return std::filesystem::path(o.db_dir) / (run_id + ".sqlite");
+}
+
+struct Evaluation {
+  double loss = 0, top1 = 0;
+  std::optional<double> top5;
+};
+
+// Each rank scores the validation samples i ≡ rank (mod P); the sums are combined, so every
+// sample counts exactly once whatever P is.
+Evaluation evaluate(Model& model, const data::Dataset& ds, int batch_size, comm::Communicator& comm) {
+  const torch::NoGradGuard no_grad;
+  model.eval();
+  const data::SampleShape& shape = ds.shape;
+  std::vector<std::uint32_t> indices;
+  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < ds.validation.size();
+       i += static_cast<std::size_t>(comm.size())) {
+    indices.push_back(static_cast<std::uint32_t>(i));
+  }
+  const bool has_top5 = ds.num_classes > 5;
+  std::array<double, 4> sums{};  // loss, top-1 hits, top-5 hits, samples
+  std::vector<float> features;
+  std::vector<std::int64_t> labels;
+  std::uint64_t unused_rng = 0;
+  for (std::size_t begin = 0; begin < indices.size(); begin += static_cast<std::size_t>(batch_size)) {
+    const auto batch = std::span(indices).subspan(
+        begin, std::min<std::size_t>(static_cast<std::size_t>(batch_size), indices.size() - begin));
+    features.resize(batch.size() * shape.numel());
+    labels.resize(batch.size());
+    data::gather_batch(ds.validation, shape, batch, features, labels, {}, unused_rng);
+    const auto n = static_cast<std::int64_t>(batch.size());
+    const torch::Tensor x = torch::from_blob(features.data(), {n, shape.channels, shape.height, shape.width});
+    const torch::Tensor y = torch::from_blob(labels.data(), {n}, torch::kInt64);
+    const torch::Tensor logits = model.forward(x);
+    sums[0] += torch::nn::functional::cross_entropy(
+                   logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                   .item<double>();
+    const torch::Tensor top = std::get<1>(logits.topk(has_top5 ? 5 : 1, 1));
+    const torch::Tensor hits = top.eq(y.unsqueeze(1));
+    sums[1] += hits.select(1, 0).sum().item<double>();
+    if (has_top5) sums[2] += hits.any(1).sum().item<double>();
+    sums[3] += static_cast<double>(n);
+  }
+  comm.allreduce(std::span(sums), comm::ReduceOp::sum);
+  model.train();
+  Evaluation e;
+  e.loss = sums[0] / sums[3];
+  e.top1 = sums[1] / sums[3];
+  if (has_top5) e.top5 = sums[2] / sums[3];
+  return e;
+}
+
+// Evaluates what the algorithm says is the model (for gossip algorithms the consensus average,
+// which it may hold in a buffer of its own), leaving the local parameters as they were.
+Evaluation evaluate_model(Model& model, FlatParameters& flat, algorithms::Algorithm& algorithm,
+                          const data::Dataset& ds, int batch_size, comm::Communicator& comm) {
+  const std::span<float> params = flat.params();
+  const std::span<const float> evaluated = algorithm.model_for_evaluation(params);
+  if (evaluated.data() == params.data()) return evaluate(model, ds, batch_size, comm);
+  const std::vector<float> local(params.begin(), params.end());
+  std::copy(evaluated.begin(), evaluated.end(), params.begin());
+  const Evaluation e = evaluate(model, ds, batch_size, comm);
+  std::copy(local.begin(), local.end(), params.begin());
+  return e;
+}
+
+bool augment_enabled(const Options& o) {
+  return o.augment == "on" || (o.augment == "auto" && o.dataset == "cifar10");
+}
+
+void write_params(const std::string& path, std::span<const float> params) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(params.data()),
+            static_cast<std::streamsize>(params.size_bytes()));
+  if (!out) throw std::runtime_error("--dump-params: cannot write " + path);
+}
+
+// Everything a run needs, built identically on every rank before training starts.
+struct Setup {
+  data::Dataset dataset;
+  std::shared_ptr<Model> model;
+  std::unique_ptr<FlatParameters> flat;
+  std::unique_ptr<data::DistributedSampler> sampler;
+  std::unique_ptr<algorithms::Algorithm> algorithm;
+  long iterations_per_epoch = 0;
+  std::optional<record::RunDatabase> db;  // rank 0 only
+  record::RunInfo run;
+};
+
+Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
+  Setup s;
+  const int threads = o.threads > 0 ? o.threads
+                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                                      std::max(1, where.local_size));
+  at::set_num_threads(threads);
+
+  s.dataset = data::load_dataset(dataset_options(o));
+  torch::manual_seed(o.seed);
+  ModelSpec spec{o.model, s.dataset.shape.channels, s.dataset.shape.height, s.dataset.shape.width,
+                 s.dataset.num_classes, o.mlp_hidden};
+  s.model = make_model(spec);
+  s.flat = std::make_unique<FlatParameters>(*s.model);
+
+  s.sampler = std::make_unique<data::DistributedSampler>(s.dataset.train.size(), comm.rank(),
+                                                         comm.size(), o.seed);
+  if (static_cast<std::size_t>(o.batch_size) > s.sampler->shard_size()) {
+    throw UsageError(fmt::format("--batch-size {} is larger than each worker's shard of the "
+                                 "training set ({} samples over {} workers = {})",
+                                 o.batch_size, s.dataset.train.size(), comm.size(),
+                                 s.sampler->shard_size()));
+  }
+  s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
+  s.algorithm = algorithms::make_algorithm({o.algo}, comm);
+
+  s.run = make_run_info(o, comm.size(), where.nodes, nlohmann::json(o).dump());
+  return s;
+}
+
+// Runs `step` on every rank and fails setup everywhere if it threw anywhere.
+template <class Step>
+void set_up_together(comm::Communicator& comm, Step&& step) {
+  std::optional<std::string> error;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree_on_setup(comm, error);
+}
+
+}  // namespace
+
+TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
+  std::optional<Setup> setup;
+  set_up_together(comm, [&] { setup.emplace(set_up(o, comm, where)); });
+  Setup& s = *setup;
+  FlatParameters& flat = *s.flat;
+  Model& model = *s.model;
+  algorithms::Algorithm& algorithm = *s.algorithm;
+  check_ranks_agree(comm, stable_hash(s.run.config_json), flat.params().size());
+  const bool rank0 = comm.rank() == 0;
+  // Only now, with every rank known to agree, does a database file appear.
+  set_up_together(comm, [&] {
+    if (rank0) s.db.emplace(database_path(o, s.run.id));
+  });
+
+  // One initial model for everyone, whatever each rank's RNG did.
+  comm.broadcast(flat.params(), 0);
+  comm.broadcast(flat.buffers(), 0);
+
+  if (rank0) s.db->begin_run(s.run);
+  TrainingResult result;
+  result.run_id = s.run.id;
+  if (rank0) result.database = database_path(o, s.run.id);
+  try {
+    const data::SampleShape shape = s.dataset.shape;
+    const long total_iterations =
+        o.max_steps > 0 ? std::min<long>(o.max_steps, s.iterations_per_epoch * o.epochs)
+                        : s.iterations_per_epoch * o.epochs;
+    const int epochs = static_cast<int>((total_iterations + s.iterations_per_epoch - 1) /
+                                        s.iterations_per_epoch);
+    const LrSchedule schedule(o.lr * (o.scale_lr ? comm.size() : 1),
+                              parse_milestones(o.lr_schedule), o.warmup_epochs);
+    const data::Augmentation augmentation{
+        .random_crop = augment_enabled(o), .horizontal_flip = augment_enabled(o)};
+    Progress progress(rank0 && !o.quiet, epochs, total_iterations);
+    StepMetrics metrics;
+    std::vector<record::StepRow> step_rows;
+
+    const auto b = static_cast<std::int64_t>(o.batch_size);
+    std::vector<float> features(static_cast<std::size_t>(b) * shape.numel());
+    std::vector<std::int64_t> labels(static_cast<std::size_t>(b));
+    const torch::Tensor x = torch::from_blob(features.data(), {b, shape.channels, shape.height, shape.width});
+    const torch::Tensor y = torch::from_blob(labels.data(), {b}, torch::kInt64);
+    std::vector<float> momentum(flat.params().size(), 0.0f);
+    std::uint64_t augment_rng = o.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(comm.rank());
+
+    const Stopwatch clock;
+    long iteration = 0;
+    Evaluation eval;
+    for (int epoch = 0; epoch < epochs; ++epoch) {
+      const std::vector<std::uint32_t> order = s.sampler->epoch_indices(epoch);
+      const double epoch_start = clock.seconds();
+      std::array<double, 3> train_sums{};  // loss·samples, correct, samples
+      const long epoch_iterations = std::min(s.iterations_per_epoch, total_iterations - iteration);
+      for (long i = 0; i < epoch_iterations; ++i, ++iteration) {
+        IterationSample sample;
+        const algorithms::AlgorithmStats before = algorithm.stats();
+        result.iteration_starts.push_back(clock.seconds());
+        Stopwatch phase, whole;
+
+        data::gather_batch(s.dataset.train, shape,
+                           std::span(order).subspan(static_cast<std::size_t>(i * b), static_cast<std::size_t>(b)),
+                           features, labels, augmentation, augment_rng);
+        sample.data_s = phase.restart();
+
+        flat.zero_grads();
+        const torch::Tensor logits = model.forward(x);
+        const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+        loss.backward();
+        if (iteration == 0) flat.check_grads_in_place();
+        sample.loss = loss.item<double>();
+        train_sums[0] += sample.loss * static_cast<double>(b);
+        train_sums[1] += logits.argmax(1).eq(y).sum().item<double>();
+        train_sums[2] += static_cast<double>(b);
+        sample.forward_backward_s = phase.restart();
+
+        algorithm.synchronize_gradients(flat.grads());
+        phase.restart();
+
+        if (o.clip_grad_norm > 0) {
+          const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
+          if (norm > o.clip_grad_norm) kernels::scale(flat.grads(), static_cast<float>(o.clip_grad_norm / norm));
+        }
+        kernels::SgdHyperParams hp;
+        hp.lr = static_cast<float>(schedule.lr(epoch, iteration, s.iterations_per_epoch));
+        hp.momentum = static_cast<float>(o.momentum);
+        hp.weight_decay = static_cast<float>(o.weight_decay);
+        hp.nesterov = o.nesterov;
+        kernels::sgd_step(flat.params(), flat.grads(), momentum, hp);
+        algorithm.after_step(flat.params());
+        sample.update_s = phase.restart();
+        sample.total_s = whole.seconds();
+
+        const algorithms::AlgorithmStats after = algorithm.stats();
+        sample.select_s = after.select_seconds - before.select_seconds;
+        sample.communicate_s = after.communicate_seconds - before.communicate_seconds;
+        sample.wait_s = after.wait_seconds - before.wait_seconds;
+        sample.bytes_sent = static_cast<double>(after.bytes_sent - before.bytes_sent);
+        sample.bytes_received = static_cast<double>(after.bytes_received - before.bytes_received);
+        const auto offered = after.entries_offered - before.entries_offered;
+        sample.density = offered > 0 ? static_cast<double>(after.entries_sent - before.entries_sent) / static_cast<double>(offered) : 0.0;
+        metrics.add(sample);
+
+        if ((iteration + 1) % o.log_every == 0 || i + 1 == epoch_iterations) {
+          record::StepRow row = metrics.reduce(comm, iteration, epoch);
+          if (rank0) step_rows.push_back(row);
+        }
+        const double epoch_seconds = clock.seconds() - epoch_start;
+        progress.on_iteration(epoch, iteration, sample.loss,
+                              static_cast<double>((i + 1) * b * comm.size()) / epoch_seconds);
+      }
+      result.training_end = clock.seconds();
+      const double samples_per_second = static_cast<double>(epoch_iterations * b * comm.size()) /
+                                        (result.training_end - epoch_start);
+
+      comm.allreduce(std::span(train_sums), comm::ReduceOp::sum);
+      comm.broadcast(flat.buffers(), 0);  // evaluate rank 0's batch-norm statistics everywhere
+      eval = evaluate_model(model, flat, algorithm, s.dataset, o.eval_batch_size, comm);
+
+      EpochReport report{epoch, train_sums[0] / train_sums[2], train_sums[1] / train_sums[2],
+                         eval.loss, eval.top1, eval.top5, samples_per_second};
+      progress.on_epoch(report, iteration);
+      if (rank0) {
+        record::EpochRow row;
+        row.epoch = epoch;
+        row.train_loss = report.train_loss;
+        row.train_acc = report.train_acc;
+        row.val_loss = eval.loss;
+        row.val_top1 = eval.top1;
+        row.val_top5 = eval.top5;
+        row.wall_seconds = clock.seconds();
+        s.db->add_steps(s.run.id, step_rows);
+        s.db->add_epoch(s.run.id, row);
+        step_rows.clear();
+      }
+    }
+    result.iterations = iteration;
+    result.val_loss = eval.loss;
+    result.val_top1 = eval.top1;
+    if (rank0 && !o.dump_params.empty()) write_params(o.dump_params, flat.params());
+    if (rank0) s.db->finish_run(s.run.id, record::RunStatus::completed, "");
+    return result;
+  } catch (const std::exception& e) {
+    if (rank0) s.db->finish_run(s.run.id, record::RunStatus::failed, e.what());
+    throw;
+  }
+}
+
+}  // namespace commsgd::trainer
