@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages commsgd builds and tests with, if any are missing.
+# As root it runs apt-get; otherwise it prints the command for someone who can.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache git pkg-config
+  libtorch-dev libopenblas0-pthread        # LibTorch (CPU) and a fast BLAS for it
+  libopenmpi-dev openmpi-bin               # MPI, with PMIx and Slurm support
+  libcli11-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev zlib1g-dev
+  googletest libgtest-dev
+  python3-sklearn                          # ships the digits data set used by the tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "commsgd: missing packages: ${missing[*]}" >&2
+  echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "commsgd: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
