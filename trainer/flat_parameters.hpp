@@ -1,9 +1,9 @@
 #pragma once
 
-#include <span>
-
 #include <torch/nn/module.h>
 #include <torch/types.h>
+
+#include <span>
 
 namespace commsgd::trainer {
 

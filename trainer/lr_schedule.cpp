@@ -53,7 +53,8 @@ std::vector<LrSchedule::Milestone> parse_milestones(std::string_view text) {
     milestones.push_back(m);
     if (comma == std::string_view::npos) break;
     text = text.substr(comma + 1);
-    if (text.empty()) throw std::invalid_argument("trailing ',' after '" + std::string(entry) + "'");
+    if (text.empty())
+      throw std::invalid_argument("trailing ',' after '" + std::string(entry) + "'");
   }
   return milestones;
 }

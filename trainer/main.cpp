@@ -40,10 +40,11 @@ int main(int argc, char** argv) {
     trainer::agree_on_setup(world, parse_error);
     const trainer::TrainingResult result = trainer::train(options, world, world.placement());
     if (rank0 && !options.quiet) {
-      fmt::print("run {} completed: {} iterations, val top-1 {:.2f}%, val loss {:.4f}\n"
-                 "record: {}\n",
-                 result.run_id, result.iterations, 100 * result.val_top1, result.val_loss,
-                 result.database.string());
+      fmt::print(
+          "run {} completed: {} iterations, val top-1 {:.2f}%, val loss {:.4f}\n"
+          "record: {}\n",
+          result.run_id, result.iterations, 100 * result.val_top1, result.val_loss,
+          result.database.string());
     }
     return 0;
   } catch (const trainer::SetupFailed& e) {

@@ -84,7 +84,8 @@ class BasicBlock final : public nn::Module {
     torch::Tensor shortcut = x;
     if (stride_ != 1 || pad_channels_ != 0) {
       using torch::indexing::Slice;
-      shortcut = x.index({Slice(), Slice(), Slice(None, None, stride_), Slice(None, None, stride_)});
+      shortcut =
+          x.index({Slice(), Slice(), Slice(None, None, stride_), Slice(None, None, stride_)});
       const int before = pad_channels_ / 2;
       shortcut = F::pad(shortcut, F::PadFuncOptions({0, 0, 0, 0, before, pad_channels_ - before}));
     }
@@ -144,8 +145,8 @@ class Vgg16 final : public Model {
   Vgg16(int channels, int classes) : fc_(512, classes) {
     const int M = 0;  // max-pool
     int in = channels;
-    for (const int width : {64, 64, M, 128, 128, M, 256, 256, 256, M, 512, 512, 512, M, 512, 512,
-                            512, M}) {
+    for (const int width :
+         {64, 64, M, 128, 128, M, 256, 256, 256, M, 512, 512, 512, M, 512, 512, 512, M}) {
       if (width == M) {
         features_->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
         continue;

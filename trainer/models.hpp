@@ -1,11 +1,11 @@
 #pragma once
 
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <torch/nn/module.h>
-#include <torch/types.h>
 
 namespace commsgd::trainer {
 

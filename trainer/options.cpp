@@ -64,8 +64,7 @@ void add_options(CLI::App& app, Options& o) {
       ->expected(3)
       ->check(CLI::PositiveNumber)
       ->group(data);
-  app.add_option("--val-fraction", o.val_fraction,
-                 "csv: fraction of rows held out for validation")
+  app.add_option("--val-fraction", o.val_fraction, "csv: fraction of rows held out for validation")
       ->check(CLI::Range(0.0, 0.99))
       ->group(data);
   app.add_option("--val-split", o.val_split,
@@ -101,7 +100,9 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::PositiveNumber)
       ->group(opt);
   app.add_option("--lr", o.lr, "Base learning rate")->check(CLI::PositiveNumber)->group(opt);
-  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->group(opt);
+  app.add_option("--momentum", o.momentum, "SGD momentum")
+      ->check(CLI::Range(0.0, 0.999))
+      ->group(opt);
   app.add_flag("--nesterov", o.nesterov, "Nesterov momentum")->group(opt);
   app.add_option("--weight-decay", o.weight_decay, "L2 penalty")
       ->check(CLI::NonNegativeNumber)
@@ -136,8 +137,7 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--log-every", o.log_every, "Record step timings every N iterations")
       ->check(CLI::PositiveNumber)
       ->group(rec);
-  app.add_option("--network", o.network, "Label of the network, recorded with the run")
-      ->group(rec);
+  app.add_option("--network", o.network, "Label of the network, recorded with the run")->group(rec);
   app.add_option("--dump-params", o.dump_params,
                  "Write the final flat float32 parameters to this file (rank 0)")
       ->group(rec);

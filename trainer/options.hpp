@@ -1,11 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace CLI {
 class App;
@@ -64,8 +63,8 @@ struct Options {
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, model,
-                                   mlp_hidden, dataset, data_path, csv_shape, val_fraction, val_split,
-                                   synthetic_shape, synthetic_classes, synthetic_train,
+                                   mlp_hidden, dataset, data_path, csv_shape, val_fraction,
+                                   val_split, synthetic_shape, synthetic_classes, synthetic_train,
                                    synthetic_val, no_normalize, augment, batch_size, lr, momentum,
                                    nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
                                    clip_grad_norm, eval_batch_size, db, db_dir, log_every, network,

@@ -1,7 +1,8 @@
 #include "trainer/setup_check.hpp"
 
-#include <array>
 #include <fmt/core.h>
+
+#include <array>
 #include <vector>
 
 namespace commsgd::trainer {
@@ -22,9 +23,10 @@ void check_ranks_agree(comm::Communicator& comm, std::uint64_t config_hash,
   std::optional<std::string> error;
   for (int r = 1; r < comm.size() && comm.rank() == 0 && !error; ++r) {
     if (all[2 * r] != all[0]) {
-      error = fmt::format("rank {} was started with a different configuration than rank 0 "
-                          "(config hash {:016x} vs {:016x})",
-                          r, all[2 * r], all[0]);
+      error = fmt::format(
+          "rank {} was started with a different configuration than rank 0 "
+          "(config hash {:016x} vs {:016x})",
+          r, all[2 * r], all[0]);
     } else if (all[2 * r + 1] != all[1]) {
       error = fmt::format("rank {} built a model of {} parameters, rank 0 one of {}", r,
                           all[2 * r + 1], all[1]);

@@ -3,9 +3,8 @@
 namespace commsgd::trainer {
 
 std::array<double, StepMetrics::kFields> StepMetrics::fields_of(const IterationSample& s) {
-  return {s.loss,     s.data_s,      s.forward_backward_s, s.select_s,
-          s.communicate_s, s.wait_s, s.update_s,           s.total_s,
-          s.bytes_sent,    s.bytes_received, s.density};
+  return {s.loss,     s.data_s,  s.forward_backward_s, s.select_s,       s.communicate_s, s.wait_s,
+          s.update_s, s.total_s, s.bytes_sent,         s.bytes_received, s.density};
 }
 
 void StepMetrics::add(const IterationSample& sample) {
@@ -29,9 +28,9 @@ record::StepRow StepMetrics::reduce(comm::Communicator& comm, std::int64_t step,
   record::StepRow row;
   row.step = step;
   row.epoch = epoch;
-  record::Stat* stats[kFields] = {&row.loss,          &row.data_s,         &row.forward_backward_s,
-                                  &row.select_s,      &row.communicate_s,  &row.wait_s,
-                                  &row.update_s,      &row.total_s,        &row.bytes_sent,
+  record::Stat* stats[kFields] = {&row.loss,           &row.data_s,        &row.forward_backward_s,
+                                  &row.select_s,       &row.communicate_s, &row.wait_s,
+                                  &row.update_s,       &row.total_s,       &row.bytes_sent,
                                   &row.bytes_received, &row.density};
   for (std::size_t i = 0; i < kFields; ++i) *stats[i] = {mean[i], max[i]};
   return row;

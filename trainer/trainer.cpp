@@ -33,7 +33,8 @@ data::DatasetOptions dataset_options(const Options& o) {
   data::DatasetOptions d;
   d.kind = o.dataset;
   d.path = o.data_path;
-  if (!o.csv_shape.empty()) d.csv_shape = data::SampleShape{o.csv_shape[0], o.csv_shape[1], o.csv_shape[2]};
+  if (!o.csv_shape.empty())
+    d.csv_shape = data::SampleShape{o.csv_shape[0], o.csv_shape[1], o.csv_shape[2]};
   d.val_fraction = o.val_fraction;
   d.val_split = o.val_split == "tail" ? data::ValSplit::tail : data::ValSplit::interleaved;
   d.synthetic_shape = {o.synthetic_shape[0], o.synthetic_shape[1], o.synthetic_shape[2]};
@@ -57,7 +58,8 @@ struct Evaluation {
 
 // Each rank scores the validation samples i ≡ rank (mod P); the sums are combined, so every
 // sample counts exactly once whatever P is.
-Evaluation evaluate(Model& model, const data::Dataset& ds, int batch_size, comm::Communicator& comm) {
+Evaluation evaluate(Model& model, const data::Dataset& ds, int batch_size,
+                    comm::Communicator& comm) {
   const torch::NoGradGuard no_grad;
   model.eval();
   const data::SampleShape& shape = ds.shape;
@@ -71,19 +73,22 @@ Evaluation evaluate(Model& model, const data::Dataset& ds, int batch_size, comm:
   std::vector<float> features;
   std::vector<std::int64_t> labels;
   std::uint64_t unused_rng = 0;
-  for (std::size_t begin = 0; begin < indices.size(); begin += static_cast<std::size_t>(batch_size)) {
+  for (std::size_t begin = 0; begin < indices.size();
+       begin += static_cast<std::size_t>(batch_size)) {
     const auto batch = std::span(indices).subspan(
         begin, std::min<std::size_t>(static_cast<std::size_t>(batch_size), indices.size() - begin));
     features.resize(batch.size() * shape.numel());
     labels.resize(batch.size());
     data::gather_batch(ds.validation, shape, batch, features, labels, {}, unused_rng);
     const auto n = static_cast<std::int64_t>(batch.size());
-    const torch::Tensor x = torch::from_blob(features.data(), {n, shape.channels, shape.height, shape.width});
+    const torch::Tensor x =
+        torch::from_blob(features.data(), {n, shape.channels, shape.height, shape.width});
     const torch::Tensor y = torch::from_blob(labels.data(), {n}, torch::kInt64);
     const torch::Tensor logits = model.forward(x);
-    sums[0] += torch::nn::functional::cross_entropy(
-                   logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                   .item<double>();
+    sums[0] +=
+        torch::nn::functional::cross_entropy(
+            logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+            .item<double>();
     const torch::Tensor top = std::get<1>(logits.topk(has_top5 ? 5 : 1, 1));
     const torch::Tensor hits = top.eq(y.unsqueeze(1));
     sums[1] += hits.select(1, 0).sum().item<double>();
@@ -138,31 +143,46 @@ struct Setup {
 
 Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
   Setup s;
-  const int threads = o.threads > 0 ? o.threads
-                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                                                      std::max(1, where.local_size));
+  const int threads = o.threads > 0
+                          ? o.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                            std::max(1, where.local_size));
   at::set_num_threads(threads);
 
   s.dataset = data::load_dataset(dataset_options(o));
   torch::manual_seed(o.seed);
-  ModelSpec spec{o.model, s.dataset.shape.channels, s.dataset.shape.height, s.dataset.shape.width,
-                 s.dataset.num_classes, o.mlp_hidden};
+  ModelSpec spec{o.model,
+                 s.dataset.shape.channels,
+                 s.dataset.shape.height,
+                 s.dataset.shape.width,
+                 s.dataset.num_classes,
+                 o.mlp_hidden};
   s.model = make_model(spec);
   s.flat = std::make_unique<FlatParameters>(*s.model);
 
   s.sampler = std::make_unique<data::DistributedSampler>(s.dataset.train.size(), comm.rank(),
                                                          comm.size(), o.seed);
   if (static_cast<std::size_t>(o.batch_size) > s.sampler->shard_size()) {
-    throw UsageError(fmt::format("--batch-size {} is larger than each worker's shard of the "
-                                 "training set ({} samples over {} workers = {})",
-                                 o.batch_size, s.dataset.train.size(), comm.size(),
-                                 s.sampler->shard_size()));
+    throw UsageError(
+        fmt::format("--batch-size {} is larger than each worker's shard of the "
+                    "training set ({} samples over {} workers = {})",
+                    o.batch_size, s.dataset.train.size(), comm.size(), s.sampler->shard_size()));
   }
   s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
   s.algorithm = algorithms::make_algorithm({o.algo}, comm);
 
   s.run = make_run_info(o, comm.size(), where.nodes, nlohmann::json(o).dump());
   return s;
+}
+
+// Records the failure without letting a second error (a broken database, say) hide the first.
+void mark_failed(record::RunDatabase& db, const std::string& run_id, const std::string& reason) {
+  try {
+    db.finish_run(run_id, record::RunStatus::failed, reason);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
+               e.what());
+  }
 }
 
 // Runs `step` on every rank and fails setup everywhere if it threw anywhere.
@@ -177,16 +197,189 @@ void set_up_together(comm::Communicator& comm, Step&& step) {
   agree_on_setup(comm, error);
 }
 
+// The loop itself, on every rank: for each epoch, for each batch, one step(); then evaluate and
+// record the epoch. Rank 0 alone writes the database and prints progress.
+class TrainingLoop {
+ public:
+  TrainingLoop(const Options& o, comm::Communicator& comm, Setup& s)
+      : o_(o),
+        comm_(comm),
+        s_(s),
+        rank0_(comm.rank() == 0),
+        total_iterations_(o.max_steps > 0
+                              ? std::min<long>(o.max_steps, s.iterations_per_epoch * o.epochs)
+                              : s.iterations_per_epoch * o.epochs),
+        epochs_(static_cast<int>((total_iterations_ + s.iterations_per_epoch - 1) /
+                                 s.iterations_per_epoch)),
+        schedule_(o.lr * (o.scale_lr ? comm.size() : 1), parse_milestones(o.lr_schedule),
+                  o.warmup_epochs),
+        augmentation_{.random_crop = augment_enabled(o), .horizontal_flip = augment_enabled(o)},
+        progress_(rank0_ && !o.quiet, epochs_, total_iterations_),
+        features_(static_cast<std::size_t>(o.batch_size) * s.dataset.shape.numel()),
+        labels_(static_cast<std::size_t>(o.batch_size)),
+        momentum_(s.flat->params().size(), 0.0f),
+        augment_rng_(o.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(comm.rank())) {
+    const data::SampleShape& shape = s.dataset.shape;
+    const auto b = static_cast<std::int64_t>(o.batch_size);
+    x_ = torch::from_blob(features_.data(), {b, shape.channels, shape.height, shape.width});
+    y_ = torch::from_blob(labels_.data(), {b}, torch::kInt64);
+  }
+
+  TrainingResult run() {
+    TrainingResult result;
+    long iteration = 0;
+    Evaluation eval;
+    for (int epoch = 0; epoch < epochs_; ++epoch) {
+      const std::vector<std::uint32_t> order = s_.sampler->epoch_indices(epoch);
+      const double epoch_start = clock_.seconds();
+      const long iterations = std::min(s_.iterations_per_epoch, total_iterations_ - iteration);
+      const auto b = static_cast<std::size_t>(o_.batch_size);
+      for (long i = 0; i < iterations; ++i, ++iteration) {
+        result.iteration_starts.push_back(clock_.seconds());
+        const std::span<const std::uint32_t> batch =
+            std::span(order).subspan(static_cast<std::size_t>(i) * b, b);
+        metrics_.add(step(epoch, iteration, batch));
+        if ((iteration + 1) % o_.log_every == 0 || i + 1 == iterations) {
+          const record::StepRow row = metrics_.reduce(comm_, iteration, epoch);
+          if (rank0_) pending_steps_.push_back(row);
+        }
+        if (rank0_ && clock_.seconds() - last_flush_ > kFlushSeconds) flush_steps();
+        progress_.on_iteration(epoch, iteration, train_sums_[0] / train_sums_[2],
+                               samples_per_second(i + 1, clock_.seconds() - epoch_start));
+      }
+      result.training_end = clock_.seconds();
+      eval = end_epoch(epoch, iteration,
+                       samples_per_second(iterations, result.training_end - epoch_start));
+    }
+    result.iterations = iteration;
+    result.val_loss = eval.loss;
+    result.val_top1 = eval.top1;
+    return result;
+  }
+
+ private:
+  // Step rows reach the database at least this often, so a crash loses little.
+  static constexpr double kFlushSeconds = 30;
+
+  double samples_per_second(long iterations, double seconds) const {
+    return static_cast<double>(iterations * o_.batch_size * comm_.size()) / seconds;
+  }
+
+  // One iteration: batch, forward and backward, the algorithm's synchronization, the update.
+  IterationSample step(int epoch, long iteration, std::span<const std::uint32_t> batch) {
+    FlatParameters& flat = *s_.flat;
+    algorithms::Algorithm& algorithm = *s_.algorithm;
+    IterationSample sample;
+    const algorithms::AlgorithmStats before = algorithm.stats();
+    Stopwatch phase, whole;
+
+    data::gather_batch(s_.dataset.train, s_.dataset.shape, batch, features_, labels_, augmentation_,
+                       augment_rng_);
+    sample.data_s = phase.restart();
+
+    flat.zero_grads();
+    const torch::Tensor logits = s_.model->forward(x_);
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y_);
+    loss.backward();
+    if (iteration == 0) flat.check_grads_in_place();
+    sample.loss = loss.item<double>();
+    train_sums_[0] += sample.loss * static_cast<double>(batch.size());
+    train_sums_[1] += logits.argmax(1).eq(y_).sum().item<double>();
+    train_sums_[2] += static_cast<double>(batch.size());
+    sample.forward_backward_s = phase.restart();
+
+    algorithm.synchronize_gradients(flat.grads());
+    phase.restart();
+
+    if (o_.clip_grad_norm > 0) {
+      const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
+      if (norm > o_.clip_grad_norm) {
+        kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
+      }
+    }
+    const kernels::SgdHyperParams hp{
+        static_cast<float>(schedule_.lr(epoch, iteration, s_.iterations_per_epoch)),
+        static_cast<float>(o_.momentum), static_cast<float>(o_.weight_decay), o_.nesterov};
+    kernels::sgd_step(flat.params(), flat.grads(), momentum_, hp);
+    algorithm.after_step(flat.params());
+    sample.update_s = phase.restart();
+    sample.total_s = whole.seconds();
+
+    const algorithms::AlgorithmStats after = algorithm.stats();
+    sample.select_s = after.select_seconds - before.select_seconds;
+    sample.communicate_s = after.communicate_seconds - before.communicate_seconds;
+    sample.wait_s = after.wait_seconds - before.wait_seconds;
+    sample.bytes_sent = static_cast<double>(after.bytes_sent - before.bytes_sent);
+    sample.bytes_received = static_cast<double>(after.bytes_received - before.bytes_received);
+    const auto offered = static_cast<double>(after.entries_offered - before.entries_offered);
+    const auto sent = static_cast<double>(after.entries_sent - before.entries_sent);
+    sample.density = offered > 0 ? sent / offered : 0.0;
+    return sample;
+  }
+
+  Evaluation end_epoch(int epoch, long iterations_done, double samples_per_second) {
+    comm_.allreduce(std::span(train_sums_), comm::ReduceOp::sum);
+    comm_.broadcast(s_.flat->buffers(), 0);  // evaluate rank 0's batch-norm statistics everywhere
+    const Evaluation eval =
+        evaluate_model(*s_.model, *s_.flat, *s_.algorithm, s_.dataset, o_.eval_batch_size, comm_);
+    const EpochReport report{epoch,
+                             train_sums_[0] / train_sums_[2],
+                             train_sums_[1] / train_sums_[2],
+                             eval.loss,
+                             eval.top1,
+                             eval.top5,
+                             samples_per_second};
+    train_sums_.fill(0.0);
+    progress_.on_epoch(report, iterations_done);
+    if (rank0_) {
+      record::EpochRow row;
+      row.epoch = epoch;
+      row.train_loss = report.train_loss;
+      row.train_acc = report.train_acc;
+      row.val_loss = eval.loss;
+      row.val_top1 = eval.top1;
+      row.val_top5 = eval.top5;
+      row.wall_seconds = clock_.seconds();
+      flush_steps();
+      s_.db->add_epoch(s_.run.id, row);
+    }
+    return eval;
+  }
+
+  void flush_steps() {
+    s_.db->add_steps(s_.run.id, pending_steps_);
+    pending_steps_.clear();
+    last_flush_ = clock_.seconds();
+  }
+
+  const Options& o_;
+  comm::Communicator& comm_;
+  Setup& s_;
+  const bool rank0_;
+  const long total_iterations_;
+  const int epochs_;
+  const LrSchedule schedule_;
+  const data::Augmentation augmentation_;
+  Progress progress_;
+  StepMetrics metrics_;
+  std::vector<record::StepRow> pending_steps_;
+  std::array<double, 3> train_sums_{};  // loss·samples, correct, samples in this epoch
+  std::vector<float> features_;
+  std::vector<std::int64_t> labels_;
+  torch::Tensor x_, y_;  // views of features_ and labels_
+  std::vector<float> momentum_;
+  std::uint64_t augment_rng_;
+  const Stopwatch clock_;
+  double last_flush_ = 0;
+};
+
 }  // namespace
 
 TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
   std::optional<Setup> setup;
   set_up_together(comm, [&] { setup.emplace(set_up(o, comm, where)); });
   Setup& s = *setup;
-  FlatParameters& flat = *s.flat;
-  Model& model = *s.model;
-  algorithms::Algorithm& algorithm = *s.algorithm;
-  check_ranks_agree(comm, stable_hash(s.run.config_json), flat.params().size());
+  check_ranks_agree(comm, stable_hash(s.run.config_json), s.flat->params().size());
   const bool rank0 = comm.rank() == 0;
   // Only now, with every rank known to agree, does a database file appear.
   set_up_together(comm, [&] {
@@ -194,134 +387,21 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   });
 
   // One initial model for everyone, whatever each rank's RNG did.
-  comm.broadcast(flat.params(), 0);
-  comm.broadcast(flat.buffers(), 0);
+  comm.broadcast(s.flat->params(), 0);
+  comm.broadcast(s.flat->buffers(), 0);
 
   if (rank0) s.db->begin_run(s.run);
-  TrainingResult result;
-  result.run_id = s.run.id;
-  if (rank0) result.database = database_path(o, s.run.id);
   try {
-    const data::SampleShape shape = s.dataset.shape;
-    const long total_iterations =
-        o.max_steps > 0 ? std::min<long>(o.max_steps, s.iterations_per_epoch * o.epochs)
-                        : s.iterations_per_epoch * o.epochs;
-    const int epochs = static_cast<int>((total_iterations + s.iterations_per_epoch - 1) /
-                                        s.iterations_per_epoch);
-    const LrSchedule schedule(o.lr * (o.scale_lr ? comm.size() : 1),
-                              parse_milestones(o.lr_schedule), o.warmup_epochs);
-    const data::Augmentation augmentation{
-        .random_crop = augment_enabled(o), .horizontal_flip = augment_enabled(o)};
-    Progress progress(rank0 && !o.quiet, epochs, total_iterations);
-    StepMetrics metrics;
-    std::vector<record::StepRow> step_rows;
-
-    const auto b = static_cast<std::int64_t>(o.batch_size);
-    std::vector<float> features(static_cast<std::size_t>(b) * shape.numel());
-    std::vector<std::int64_t> labels(static_cast<std::size_t>(b));
-    const torch::Tensor x = torch::from_blob(features.data(), {b, shape.channels, shape.height, shape.width});
-    const torch::Tensor y = torch::from_blob(labels.data(), {b}, torch::kInt64);
-    std::vector<float> momentum(flat.params().size(), 0.0f);
-    std::uint64_t augment_rng = o.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(comm.rank());
-
-    const Stopwatch clock;
-    long iteration = 0;
-    Evaluation eval;
-    for (int epoch = 0; epoch < epochs; ++epoch) {
-      const std::vector<std::uint32_t> order = s.sampler->epoch_indices(epoch);
-      const double epoch_start = clock.seconds();
-      std::array<double, 3> train_sums{};  // loss·samples, correct, samples
-      const long epoch_iterations = std::min(s.iterations_per_epoch, total_iterations - iteration);
-      for (long i = 0; i < epoch_iterations; ++i, ++iteration) {
-        IterationSample sample;
-        const algorithms::AlgorithmStats before = algorithm.stats();
-        result.iteration_starts.push_back(clock.seconds());
-        Stopwatch phase, whole;
-
-        data::gather_batch(s.dataset.train, shape,
-                           std::span(order).subspan(static_cast<std::size_t>(i * b), static_cast<std::size_t>(b)),
-                           features, labels, augmentation, augment_rng);
-        sample.data_s = phase.restart();
-
-        flat.zero_grads();
-        const torch::Tensor logits = model.forward(x);
-        const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
-        loss.backward();
-        if (iteration == 0) flat.check_grads_in_place();
-        sample.loss = loss.item<double>();
-        train_sums[0] += sample.loss * static_cast<double>(b);
-        train_sums[1] += logits.argmax(1).eq(y).sum().item<double>();
-        train_sums[2] += static_cast<double>(b);
-        sample.forward_backward_s = phase.restart();
-
-        algorithm.synchronize_gradients(flat.grads());
-        phase.restart();
-
-        if (o.clip_grad_norm > 0) {
-          const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
-          if (norm > o.clip_grad_norm) kernels::scale(flat.grads(), static_cast<float>(o.clip_grad_norm / norm));
-        }
-        kernels::SgdHyperParams hp;
-        hp.lr = static_cast<float>(schedule.lr(epoch, iteration, s.iterations_per_epoch));
-        hp.momentum = static_cast<float>(o.momentum);
-        hp.weight_decay = static_cast<float>(o.weight_decay);
-        hp.nesterov = o.nesterov;
-        kernels::sgd_step(flat.params(), flat.grads(), momentum, hp);
-        algorithm.after_step(flat.params());
-        sample.update_s = phase.restart();
-        sample.total_s = whole.seconds();
-
-        const algorithms::AlgorithmStats after = algorithm.stats();
-        sample.select_s = after.select_seconds - before.select_seconds;
-        sample.communicate_s = after.communicate_seconds - before.communicate_seconds;
-        sample.wait_s = after.wait_seconds - before.wait_seconds;
-        sample.bytes_sent = static_cast<double>(after.bytes_sent - before.bytes_sent);
-        sample.bytes_received = static_cast<double>(after.bytes_received - before.bytes_received);
-        const auto offered = after.entries_offered - before.entries_offered;
-        sample.density = offered > 0 ? static_cast<double>(after.entries_sent - before.entries_sent) / static_cast<double>(offered) : 0.0;
-        metrics.add(sample);
-
-        if ((iteration + 1) % o.log_every == 0 || i + 1 == epoch_iterations) {
-          record::StepRow row = metrics.reduce(comm, iteration, epoch);
-          if (rank0) step_rows.push_back(row);
-        }
-        const double epoch_seconds = clock.seconds() - epoch_start;
-        progress.on_iteration(epoch, iteration, sample.loss,
-                              static_cast<double>((i + 1) * b * comm.size()) / epoch_seconds);
-      }
-      result.training_end = clock.seconds();
-      const double samples_per_second = static_cast<double>(epoch_iterations * b * comm.size()) /
-                                        (result.training_end - epoch_start);
-
-      comm.allreduce(std::span(train_sums), comm::ReduceOp::sum);
-      comm.broadcast(flat.buffers(), 0);  // evaluate rank 0's batch-norm statistics everywhere
-      eval = evaluate_model(model, flat, algorithm, s.dataset, o.eval_batch_size, comm);
-
-      EpochReport report{epoch, train_sums[0] / train_sums[2], train_sums[1] / train_sums[2],
-                         eval.loss, eval.top1, eval.top5, samples_per_second};
-      progress.on_epoch(report, iteration);
-      if (rank0) {
-        record::EpochRow row;
-        row.epoch = epoch;
-        row.train_loss = report.train_loss;
-        row.train_acc = report.train_acc;
-        row.val_loss = eval.loss;
-        row.val_top1 = eval.top1;
-        row.val_top5 = eval.top5;
-        row.wall_seconds = clock.seconds();
-        s.db->add_steps(s.run.id, step_rows);
-        s.db->add_epoch(s.run.id, row);
-        step_rows.clear();
-      }
+    TrainingResult result = TrainingLoop(o, comm, s).run();
+    result.run_id = s.run.id;
+    if (rank0) {
+      result.database = database_path(o, s.run.id);
+      if (!o.dump_params.empty()) write_params(o.dump_params, s.flat->params());
+      s.db->finish_run(s.run.id, record::RunStatus::completed, "");
     }
-    result.iterations = iteration;
-    result.val_loss = eval.loss;
-    result.val_top1 = eval.top1;
-    if (rank0 && !o.dump_params.empty()) write_params(o.dump_params, flat.params());
-    if (rank0) s.db->finish_run(s.run.id, record::RunStatus::completed, "");
     return result;
   } catch (const std::exception& e) {
-    if (rank0) s.db->finish_run(s.run.id, record::RunStatus::failed, e.what());
+    if (rank0) mark_failed(*s.db, s.run.id, e.what());
     throw;
   }
 }

@@ -4,10 +4,12 @@ namespace commsgd::comm {
 
 std::size_t size_of(DataType type) {
   switch (type) {
-    case DataType::f32: return 4;
+    case DataType::f32:
+      return 4;
     case DataType::f64:
     case DataType::i64:
-    case DataType::u64: return 8;
+    case DataType::u64:
+      return 8;
   }
   return 0;
 }

@@ -12,11 +12,16 @@ enum class ReduceOp { sum, max, min };
 
 template <class T>
 constexpr DataType data_type_of() {
-  if constexpr (std::is_same_v<T, float>) return DataType::f32;
-  else if constexpr (std::is_same_v<T, double>) return DataType::f64;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return DataType::i64;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return DataType::u64;
-  else static_assert(!sizeof(T), "no communicator data type for this element type");
+  if constexpr (std::is_same_v<T, float>)
+    return DataType::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DataType::f64;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return DataType::i64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return DataType::u64;
+  else
+    static_assert(!sizeof(T), "no communicator data type for this element type");
 }
 
 std::size_t size_of(DataType);

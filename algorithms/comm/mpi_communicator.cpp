@@ -9,19 +9,26 @@ namespace {
 
 MPI_Datatype to_mpi(DataType type) {
   switch (type) {
-    case DataType::f32: return MPI_FLOAT;
-    case DataType::f64: return MPI_DOUBLE;
-    case DataType::i64: return MPI_INT64_T;
-    case DataType::u64: return MPI_UINT64_T;
+    case DataType::f32:
+      return MPI_FLOAT;
+    case DataType::f64:
+      return MPI_DOUBLE;
+    case DataType::i64:
+      return MPI_INT64_T;
+    case DataType::u64:
+      return MPI_UINT64_T;
   }
   throw std::invalid_argument("unknown communicator data type");
 }
 
 MPI_Op to_mpi(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return MPI_SUM;
-    case ReduceOp::max: return MPI_MAX;
-    case ReduceOp::min: return MPI_MIN;
+    case ReduceOp::sum:
+      return MPI_SUM;
+    case ReduceOp::max:
+      return MPI_MAX;
+    case ReduceOp::min:
+      return MPI_MIN;
   }
   throw std::invalid_argument("unknown reduction");
 }
@@ -41,7 +48,9 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &thread_level_);
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+MpiSession::~MpiSession() {
+  MPI_Finalize();
+}
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm) {
   MPI_Comm_dup(comm, &comm_);
@@ -49,7 +58,9 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) {
   MPI_Comm_size(comm_, &size_);
 }
 
-MpiCommunicator::~MpiCommunicator() { MPI_Comm_free(&comm_); }
+MpiCommunicator::~MpiCommunicator() {
+  MPI_Comm_free(&comm_);
+}
 
 void MpiCommunicator::abort(int exit_code) {
   MPI_Abort(comm_, exit_code);
@@ -81,6 +92,8 @@ void MpiCommunicator::do_broadcast(void* buffer, std::size_t bytes, int root) {
   MPI_Bcast(buffer, checked_count(bytes), MPI_BYTE, root, comm_);
 }
 
-void MpiCommunicator::do_barrier() { MPI_Barrier(comm_); }
+void MpiCommunicator::do_barrier() {
+  MPI_Barrier(comm_);
+}
 
 }  // namespace commsgd::comm

@@ -1,6 +1,7 @@
 // commsgd-bench: one binary, one subcommand per benchmark.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "tests/bench/benchmarks.hpp"

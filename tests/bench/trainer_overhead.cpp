@@ -5,12 +5,12 @@
 #include <fmt/core.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim/sgd.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/stopwatch.hpp"
@@ -66,10 +66,11 @@ double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Opt
       torch::from_blob(ds.train.labels.data(), {n}, torch::kInt32).to(torch::kInt64);
 
   torch::manual_seed(o.seed);
-  auto model = trainer::make_model({s.model, s.shape[0], s.shape[1], s.shape[2], ds.num_classes, o.mlp_hidden});
-  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(o.lr)
-                                                       .momentum(o.momentum)
-                                                       .weight_decay(o.weight_decay));
+  auto model = trainer::make_model(
+      {s.model, s.shape[0], s.shape[1], s.shape[2], ds.num_classes, o.mlp_hidden});
+  torch::optim::SGD optimizer(
+      model->parameters(),
+      torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
   const torch::Tensor order = torch::randperm(n);
   algorithms::Stopwatch clock;
   for (int i = 0; i < s.warmup + s.iterations; ++i) {
@@ -87,7 +88,8 @@ double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Opt
 double commsgd_seconds_per_iteration(const Settings& s, const trainer::Options& o) {
   comm::MpiCommunicator self(MPI_COMM_SELF);
   const trainer::TrainingResult r = trainer::train(o, self, self.placement());
-  return (r.training_end - r.iteration_starts.at(static_cast<std::size_t>(s.warmup))) / s.iterations;
+  return (r.training_end - r.iteration_starts.at(static_cast<std::size_t>(s.warmup))) /
+         s.iterations;
 }
 
 double median(std::vector<double> v) {
@@ -115,24 +117,25 @@ void run(const Settings& s) {
   }
   std::filesystem::remove_all(scratch);
   const double ratio = median(ours) / median(bare);
-  fmt::print("model {} batch {} threads {}: median bare {:.2f} ms, commsgd {:.2f} ms, "
-             "ratio {:.3f} (target <= 1.05)\n",
-             s.model, s.batch_size, s.threads, 1e3 * median(bare), 1e3 * median(ours), ratio);
+  fmt::print(
+      "model {} batch {} threads {}: median bare {:.2f} ms, commsgd {:.2f} ms, "
+      "ratio {:.3f} (target <= 1.05)\n",
+      s.model, s.batch_size, s.threads, 1e3 * median(bare), 1e3 * median(ours), ratio);
 
-  const nlohmann::json params = {{"model", s.model},          {"shape", s.shape},
+  const nlohmann::json params = {{"model", s.model},           {"shape", s.shape},
                                  {"batch_size", s.batch_size}, {"iterations", s.iterations},
                                  {"warmup", s.warmup},         {"repeats", s.repeats},
                                  {"threads", s.threads}};
   const nlohmann::json machine = {{"cores", std::thread::hardware_concurrency()},
                                   {"torch_threads", at::get_num_threads()}};
   auto row = [&](std::string name, double value, std::string unit) {
-    return record::BenchRow{"trainer-overhead", std::move(name), params.dump(), value,
-                            std::move(unit),    host_name(),     machine.dump(), COMMSGD_GIT_REVISION};
+    return record::BenchRow{
+        "trainer-overhead", std::move(name), params.dump(),  value,
+        std::move(unit),    host_name(),     machine.dump(), COMMSGD_GIT_REVISION};
   };
-  const std::vector<record::BenchRow> rows = {
-      row("bare_libtorch_iteration", median(bare), "s"),
-      row("commsgd_dense_iteration", median(ours), "s"),
-      row("commsgd_over_bare", ratio, "ratio")};
+  const std::vector<record::BenchRow> rows = {row("bare_libtorch_iteration", median(bare), "s"),
+                                              row("commsgd_dense_iteration", median(ours), "s"),
+                                              row("commsgd_over_bare", ratio, "ratio")};
   record::RunDatabase(s.db).add_bench(rows);
   fmt::print("recorded in {} (bench table)\n", s.db);
 }
@@ -155,7 +158,8 @@ void add_trainer_overhead(CLI::App& app) {
   cmd->add_option("--repeats", settings->repeats, "Alternations of the two loops (median)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--threads", settings->threads, "Intra-op threads for both")->capture_default_str();
+  cmd->add_option("--threads", settings->threads, "Intra-op threads for both")
+      ->capture_default_str();
   cmd->add_option("--db", settings->db, "SQLite file for the bench rows")->capture_default_str();
   cmd->callback([settings] { run(*settings); });
 }

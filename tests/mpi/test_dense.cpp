@@ -20,7 +20,8 @@ class DenseMpi : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("commsgd_mpi_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("commsgd_mpi_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -38,7 +39,8 @@ class DenseMpi : public ::testing::Test {
 std::vector<float> read_floats(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<float> values(fs::file_size(path) / sizeof(float));
-  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  in.read(reinterpret_cast<char*>(values.data()),
+          static_cast<std::streamsize>(values.size() * sizeof(float)));
   return values;
 }
 
@@ -68,10 +70,28 @@ std::vector<std::vector<std::string>> query(const fs::path& db, const std::strin
 class Equivalence : public DenseMpi, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(Equivalence, FourRanksMatchOneRankWithFourTimesTheBatch) {
-  const std::vector<std::string> common = {
-      "--algo", "dense", "--model", GetParam(), "--dataset", "synthetic", "--synthetic-train",
-      "1024", "--max-steps", "25", "--epochs", "1", "--lr", "0.05", "--momentum", "0.9",
-      "--weight-decay", "1e-4", "--seed", "7", "--db-dir", dir_.string()};
+  const std::vector<std::string> common = {"--algo",
+                                           "dense",
+                                           "--model",
+                                           GetParam(),
+                                           "--dataset",
+                                           "synthetic",
+                                           "--synthetic-train",
+                                           "1024",
+                                           "--max-steps",
+                                           "25",
+                                           "--epochs",
+                                           "1",
+                                           "--lr",
+                                           "0.05",
+                                           "--momentum",
+                                           "0.9",
+                                           "--weight-decay",
+                                           "1e-4",
+                                           "--seed",
+                                           "7",
+                                           "--db-dir",
+                                           dir_.string()};
   auto args4 = common;
   args4.insert(args4.end(), {"--batch-size", "8", "--dump-params", (dir_ / "p4.bin").string()});
   auto args1 = common;
@@ -100,8 +120,8 @@ TEST_F(DenseMpi, DigitsReachNinetyFivePercentOnHeldOutSplit) {
   const fs::path db = dir_ / "digits.sqlite";
   const ProcessResult run =
       train(4, {"--algo", "dense", "--model", "mlp", "--dataset", "csv", "--data-path",
-                COMMSGD_DIGITS_CSV, "--val-fraction", "0.2", "--epochs", "8", "--batch-size",
-                "16", "--lr", "0.05", "--db", db.string()});
+                COMMSGD_DIGITS_CSV, "--val-fraction", "0.2", "--epochs", "8", "--batch-size", "16",
+                "--lr", "0.05", "--db", db.string()});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto runs = query(db, "select status, algo, workers, dataset from runs");
   ASSERT_EQ(runs.size(), 1u);
@@ -127,8 +147,8 @@ TEST_F(DenseMpi, ResNet20OnSyntheticDataIsRecorded) {
   const fs::path db = dir_ / "resnet.sqlite";
   const ProcessResult run =
       train(4, {"--algo", "dense", "--model", "resnet20", "--dataset", "synthetic",
-                "--synthetic-shape", "3,16,16", "--synthetic-train", "256", "--synthetic-val",
-                "64", "--batch-size", "8", "--max-steps", "4", "--db", db.string()});
+                "--synthetic-shape", "3,16,16", "--synthetic-train", "256", "--synthetic-val", "64",
+                "--batch-size", "8", "--max-steps", "4", "--db", db.string()});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto runs = query(db, "select status, algo, workers, model from runs");
   ASSERT_EQ(runs.size(), 1u);
@@ -137,8 +157,8 @@ TEST_F(DenseMpi, ResNet20OnSyntheticDataIsRecorded) {
 
 TEST_F(DenseMpi, RanksWithDifferentConfigsStopTogetherWithOneMessage) {
   std::vector<std::string> argv = mpirun_base();
-  const std::vector<std::string> common = {COMMSGD_TRAIN, "--max-steps", "2", "--quiet",
-                                           "--db-dir", dir_.string()};
+  const std::vector<std::string> common = {COMMSGD_TRAIN, "--max-steps", "2",
+                                           "--quiet",     "--db-dir",    dir_.string()};
   for (const char* lr : {"0.1", "0.2"}) {
     argv.insert(argv.end(), {"-np", "2"});
     argv.insert(argv.end(), common.begin(), common.end());

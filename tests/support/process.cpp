@@ -55,8 +55,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
 }
 
 std::vector<std::string> mpirun_base() {
-  std::vector<std::string> argv = {COMMSGD_MPIEXEC, "--oversubscribe", "--bind-to", "none",
-                                   "-x", "OMP_NUM_THREADS=1"};
+  std::vector<std::string> argv = {COMMSGD_MPIEXEC,    "--oversubscribe", "--bind-to", "none", "-x",
+                                   "OMP_NUM_THREADS=1"};
   if (geteuid() == 0) argv.push_back("--allow-run-as-root");
   return argv;
 }

@@ -20,7 +20,8 @@ TEST(LrSchedule, LinearWarmupPerIterationThenBase) {
   EXPECT_NEAR(s.lr(0, 9, 10), 0.4 * 10 / 20, 1e-15);
   EXPECT_NEAR(s.lr(1, 19, 10), 0.4, 1e-15);
   EXPECT_DOUBLE_EQ(s.lr(2, 20, 10), 0.4);
-  for (long t = 1; t < 20; ++t) EXPECT_GT(s.lr(int(t / 10), t, 10), s.lr(int((t - 1) / 10), t - 1, 10));
+  for (long t = 1; t < 20; ++t)
+    EXPECT_GT(s.lr(int(t / 10), t, 10), s.lr(int((t - 1) / 10), t - 1, 10));
 }
 
 TEST(LrSchedule, ParsesAndRejects) {

@@ -31,7 +31,8 @@ TEST_P(Models, ShapeAndSize) {
 INSTANTIATE_TEST_SUITE_P(
     All, Models,
     ::testing::Values(ModelCase{"mlp", 1, 8, 64 * 128 + 128 + 128 * 10 + 10},
-                      ModelCase{"lenet", 1, 28, 156 + 2416 + (16 * 7 * 7 * 120 + 120) + 10164 + 850},
+                      ModelCase{"lenet", 1, 28,
+                                156 + 2416 + (16 * 7 * 7 * 120 + 120) + 10164 + 850},
                       ModelCase{"resnet20", 3, 32, 269722}, ModelCase{"resnet32", 3, 32, 464154},
                       ModelCase{"resnet56", 3, 32, 853018}, ModelCase{"vgg16", 3, 32, 14728266}),
     [](const auto& info) { return info.param.name; });

@@ -41,8 +41,9 @@ TEST(Options, DefaultsAndFlags) {
   const Options d = parse({});
   EXPECT_EQ(d.algo, "dense");
   EXPECT_EQ(d.model, "mlp");
-  const Options o = parse({"--model", "lenet", "--batch-size", "64", "--nesterov", "--lr-schedule",
-                           "81:0.1,122:0.1", "--mlp-hidden", "256,64", "--synthetic-shape", "3,32,32"});
+  const Options o =
+      parse({"--model", "lenet", "--batch-size", "64", "--nesterov", "--lr-schedule",
+             "81:0.1,122:0.1", "--mlp-hidden", "256,64", "--synthetic-shape", "3,32,32"});
   EXPECT_EQ(o.model, "lenet");
   EXPECT_EQ(o.batch_size, 64);
   EXPECT_TRUE(o.nesterov);
