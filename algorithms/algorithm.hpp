@@ -30,6 +30,8 @@ class Algorithm {
  public:
   virtual ~Algorithm() = default;
 
+  // Called on every rank before the first iteration of each epoch (epoch-based schedules).
+  virtual void begin_epoch(int /*epoch*/) {}
   virtual void synchronize_gradients(std::span<float> grads) = 0;
   virtual void after_step(std::span<float> params) = 0;
   // The parameters to evaluate: the local copy for synchronous algorithms, the consensus average
@@ -40,10 +42,22 @@ class Algorithm {
 
 struct AlgorithmConfig {
   std::string algo = "dense";
+  // Sparse family. Empty selector/aggregation: the algorithm's own (topk: exact + allgather,
+  // gtopk: exact + gtopk, gaussiank: gaussian + allgather).
+  std::string selector;
+  std::string aggregation;
+  double density = 0.001;
+  std::string density_schedule;  // "epoch:density,...", overrides density from those epochs on
+  bool error_feedback = true;
+  std::uint64_t seed = 1;  // the random selector's shared seed
 };
 
 // Names accepted by --algo in this build.
 const std::vector<std::string>& algorithm_names();
+
+// Fills in the sparse algorithms' default selector and aggregation; throws std::invalid_argument
+// for a selector or aggregation given to an algorithm that has none.
+AlgorithmConfig resolve(AlgorithmConfig config);
 
 // Throws std::invalid_argument naming the algorithm when it is not one of algorithm_names().
 std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& config, comm::Communicator& comm);

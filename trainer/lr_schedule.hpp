@@ -1,7 +1,8 @@
 #pragma once
 
-#include <string_view>
 #include <vector>
+
+#include "algorithms/epoch_schedule.hpp"
 
 namespace commsgd::trainer {
 
@@ -11,10 +12,8 @@ namespace commsgd::trainer {
 // `warmup_epochs` epochs (per iteration, as in Goyal et al.), then stays at 1.
 class LrSchedule {
  public:
-  struct Milestone {
-    int epoch = 0;
-    double factor = 1.0;
-  };
+  // From `epoch` on, the lr is multiplied by `value` (on top of earlier milestones).
+  using Milestone = algorithms::EpochValue;
 
   LrSchedule(double base_lr, std::vector<Milestone> milestones, double warmup_epochs);
 
@@ -28,9 +27,5 @@ class LrSchedule {
   std::vector<Milestone> milestones_;
   double warmup_epochs_;
 };
-
-// Parses "81:0.1,122:0.1" (epoch:factor, epochs strictly increasing, factors > 0). An empty string
-// means no milestones. Throws std::invalid_argument with a message that quotes the bad entry.
-std::vector<LrSchedule::Milestone> parse_milestones(std::string_view text);
 
 }  // namespace commsgd::trainer

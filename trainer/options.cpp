@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "algorithms/algorithm.hpp"
-#include "trainer/lr_schedule.hpp"
+#include "algorithms/epoch_schedule.hpp"
+#include "algorithms/sparse/aggregation.hpp"
+#include "algorithms/sparse/selector.hpp"
 
 namespace commsgd::trainer {
 namespace {
@@ -15,6 +17,16 @@ const char* const kDescription =
     "`srun --mpi=pmix commsgd-train ...`; every rank reads the same options. Every option can\n"
     "also be set in a TOML file given with --config (keys are the long option names); flags\n"
     "on the command line override the file. Each run is recorded in SQLite (see --db).";
+
+// CLI11 validator for "epoch:value,..." flags: the empty string means valid.
+std::string epoch_schedule_check(const std::string& text) {
+  try {
+    algorithms::parse_epoch_values(text);
+    return std::string();
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+}
 
 }  // namespace
 
@@ -41,6 +53,29 @@ void add_options(CLI::App& app, Options& o) {
                  "Intra-op threads per rank (0: the node's cores divided among its ranks)")
       ->check(CLI::NonNegativeNumber)
       ->group(run);
+
+  const std::string sparse = "Sparse algorithms (topk, gtopk, gaussiank)";
+  app.add_option("--density", o.density, "Fraction of gradient entries each worker sends")
+      ->check(CLI::Range(0.0, 1.0))
+      ->group(sparse);
+  app.add_option("--density-schedule", o.density_schedule,
+                 "Density from EPOCH on, overriding --density: \"0:0.004,1:0.001\" (gTop-k "
+                 "warm-up)")
+      ->check(epoch_schedule_check)
+      ->group(sparse);
+  app.add_option("--selector", o.selector,
+                 "Which entries a worker proposes (default: the algorithm's): exact top-k, "
+                 "gaussian threshold, dgc sampling, random")
+      ->check(CLI::IsMember(algorithms::selector_names()))
+      ->group(sparse);
+  app.add_option("--aggregation", o.aggregation,
+                 "How proposals combine (default: the algorithm's): allgather (sum of all) or "
+                 "gtopk (global top-k by recursive doubling)")
+      ->check(CLI::IsMember(algorithms::aggregation_names()))
+      ->group(sparse);
+  app.add_flag("--no-error-feedback", o.no_error_feedback,
+               "Drop what was not sent instead of carrying it to the next step (ablation)")
+      ->group(sparse);
 
   const std::string model = "Model";
   app.add_option("--model", o.model, "Network to train")
@@ -109,14 +144,7 @@ void add_options(CLI::App& app, Options& o) {
       ->group(opt);
   app.add_option("--lr-schedule", o.lr_schedule,
                  "Multiply the lr by FACTOR from EPOCH on: \"81:0.1,122:0.1\"")
-      ->check([](const std::string& text) {
-        try {
-          parse_milestones(text);
-          return std::string();
-        } catch (const std::invalid_argument& e) {
-          return std::string(e.what());
-        }
-      })
+      ->check(epoch_schedule_check)
       ->group(opt);
   app.add_option("--warmup-epochs", o.warmup_epochs, "Linear lr warm-up over these epochs")
       ->check(CLI::NonNegativeNumber)
@@ -160,7 +188,25 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   return ParseOutcome::run;
 }
 
+algorithms::AlgorithmConfig algorithm_config(const Options& o) {
+  algorithms::AlgorithmConfig c;
+  c.algo = o.algo;
+  c.selector = o.selector;
+  c.aggregation = o.aggregation;
+  c.density = o.density;
+  c.density_schedule = o.density_schedule;
+  c.error_feedback = !o.no_error_feedback;
+  c.seed = o.seed;
+  try {
+    return algorithms::resolve(c);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 void validate(const Options& o) {
+  algorithm_config(o);
+  if (!(o.density > 0)) throw UsageError("--density must be > 0");
   if (o.dataset != "synthetic" && o.data_path.empty()) {
     throw UsageError("--data-path is required with --dataset " + o.dataset);
   }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm.hpp"
+
 namespace CLI {
 class App;
 }
@@ -27,6 +29,12 @@ struct Options {
   long max_steps = 0;  // 0: no limit besides --epochs
   std::uint64_t seed = 1;
   int threads = 0;  // 0: the node's cores shared among its ranks
+  // Sparse algorithms
+  double density = 0.001;
+  std::string density_schedule;
+  std::string selector;
+  std::string aggregation;
+  bool no_error_feedback = false;
   // Model
   std::string model = "mlp";
   std::vector<int> mlp_hidden = {128};
@@ -62,8 +70,9 @@ struct Options {
   bool quiet = false;
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, model,
-                                   mlp_hidden, dataset, data_path, csv_shape, val_fraction,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, density,
+                                   density_schedule, selector, aggregation, no_error_feedback,
+                                   model, mlp_hidden, dataset, data_path, csv_shape, val_fraction,
                                    val_split, synthetic_shape, synthetic_classes, synthetic_train,
                                    synthetic_val, no_normalize, augment, batch_size, lr, momentum,
                                    nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
@@ -78,6 +87,10 @@ enum class ParseOutcome { run, exit_ok };
 // Parses argv (and --config FILE). Returns exit_ok after printing --help when `print` is set.
 // Throws UsageError naming the option and the problem.
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print);
+
+// The algorithm's configuration, with the sparse algorithms' defaults filled in; throws UsageError
+// for combinations that make no sense (e.g. --selector with --algo dense).
+algorithms::AlgorithmConfig algorithm_config(const Options& options);
 
 // Checks that need several options together; throws UsageError.
 void validate(const Options& options);

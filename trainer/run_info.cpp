@@ -25,7 +25,11 @@ record::RunInfo make_run_info(const Options& o, int workers, int nodes,
                               const std::string& config_json) {
   record::RunInfo info;
   info.id = record::new_run_id();
+  const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
   info.algo = o.algo;
+  info.selector = algorithm.selector;
+  info.aggregation = algorithm.aggregation;
+  if (!algorithm.selector.empty()) info.density = o.density;
   info.model = o.model;
   info.dataset = o.dataset;
   info.workers = workers;

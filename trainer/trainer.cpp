@@ -169,7 +169,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
                     o.batch_size, s.dataset.train.size(), comm.size(), s.sampler->shard_size()));
   }
   s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
-  s.algorithm = algorithms::make_algorithm({o.algo}, comm);
+  s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
 
   s.run = make_run_info(o, comm.size(), where.nodes, nlohmann::json(o).dump());
   return s;
@@ -211,8 +211,8 @@ class TrainingLoop {
                               : s.iterations_per_epoch * o.epochs),
         epochs_(static_cast<int>((total_iterations_ + s.iterations_per_epoch - 1) /
                                  s.iterations_per_epoch)),
-        schedule_(o.lr * (o.scale_lr ? comm.size() : 1), parse_milestones(o.lr_schedule),
-                  o.warmup_epochs),
+        schedule_(o.lr * (o.scale_lr ? comm.size() : 1),
+                  algorithms::parse_epoch_values(o.lr_schedule), o.warmup_epochs),
         augmentation_{.random_crop = augment_enabled(o), .horizontal_flip = augment_enabled(o)},
         progress_(rank0_ && !o.quiet, epochs_, total_iterations_),
         features_(static_cast<std::size_t>(o.batch_size) * s.dataset.shape.numel()),
@@ -234,6 +234,7 @@ class TrainingLoop {
       const double epoch_start = clock_.seconds();
       const long iterations = std::min(s_.iterations_per_epoch, total_iterations_ - iteration);
       const auto b = static_cast<std::size_t>(o_.batch_size);
+      s_.algorithm->begin_epoch(epoch);
       for (long i = 0; i < iterations; ++i, ++iteration) {
         result.iteration_starts.push_back(clock_.seconds());
         const std::span<const std::uint32_t> batch =

@@ -31,6 +31,17 @@ void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per
   do_allgather(send, recv, bytes_per_rank);
 }
 
+void Communicator::allgatherv(const void* send, void* recv,
+                              std::span<const std::size_t> bytes_per_rank) {
+  const std::uint64_t mine = bytes_per_rank[static_cast<std::size_t>(rank())];
+  std::uint64_t all = 0;
+  for (const std::size_t b : bytes_per_rank) all += b;
+  ++counters_.calls;
+  counters_.bytes_sent += static_cast<std::uint64_t>(size() - 1) * mine;
+  counters_.bytes_received += all - mine;
+  do_allgatherv(send, recv, bytes_per_rank);
+}
+
 void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
   ++counters_.calls;
   if (size() > 1) (rank() == root ? counters_.bytes_sent : counters_.bytes_received) += bytes;
@@ -40,6 +51,27 @@ void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
 void Communicator::barrier() {
   ++counters_.calls;
   do_barrier();
+}
+
+void Communicator::send(const void* data, std::size_t bytes, int peer) {
+  ++counters_.messages_sent;
+  counters_.bytes_sent += bytes;
+  do_send(data, bytes, peer);
+}
+
+void Communicator::receive(std::vector<std::byte>& recv, int peer) {
+  do_receive(recv, peer);
+  ++counters_.messages_received;
+  counters_.bytes_received += recv.size();
+}
+
+void Communicator::exchange(const void* send, std::size_t bytes, int peer,
+                            std::vector<std::byte>& recv) {
+  do_exchange(send, bytes, peer, recv);
+  ++counters_.messages_sent;
+  ++counters_.messages_received;
+  counters_.bytes_sent += bytes;
+  counters_.bytes_received += recv.size();
 }
 
 }  // namespace commsgd::comm

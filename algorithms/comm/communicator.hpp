@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 namespace commsgd::comm {
 
@@ -30,8 +31,11 @@ std::size_t size_of(DataType);
 // bandwidth-optimal algorithm (ring allreduce: 2(P-1)/P of the buffer each way; ring allgather:
 // (P-1) blocks each way; broadcast: the buffer once), the model DESIGN.md's cost formulas use,
 // so the counts do not depend on which algorithm the MPI library picked at run time.
+// Point-to-point messages are counted exactly, one per send and one per receive.
 struct CommCounters {
   std::uint64_t calls = 0;
+  std::uint64_t messages_sent = 0;
+  std::uint64_t messages_received = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
 };
@@ -59,8 +63,18 @@ class Communicator {
   void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op);
   // Every rank contributes bytes_per_rank bytes; recv holds size() blocks in rank order.
   void allgather(const void* send, void* recv, std::size_t bytes_per_rank);
+  // Like allgather, but rank r contributes bytes_per_rank[r] bytes (every rank passes the same
+  // sizes, e.g. from an allgather of counts); recv holds the blocks back to back in rank order.
+  void allgatherv(const void* send, void* recv, std::span<const std::size_t> bytes_per_rank);
   void broadcast(void* buffer, std::size_t bytes, int root);
   void barrier();
+
+  // Point to point. The receiver need not know the size: `recv` is resized to what arrived.
+  // Messages between one pair of ranks arrive in the order they were sent.
+  void send(const void* data, std::size_t bytes, int peer);
+  void receive(std::vector<std::byte>& recv, int peer);
+  // Sends to and receives from `peer` at once, so two ranks exchanging cannot deadlock.
+  void exchange(const void* send, std::size_t bytes, int peer, std::vector<std::byte>& recv);
 
   // Ends every rank of the job: the one way out that cannot leave a peer blocked in a collective.
   [[noreturn]] virtual void abort(int exit_code) = 0;
@@ -79,8 +93,14 @@ class Communicator {
  protected:
   virtual void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) = 0;
   virtual void do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) = 0;
+  virtual void do_allgatherv(const void* send, void* recv,
+                             std::span<const std::size_t> bytes_per_rank) = 0;
   virtual void do_broadcast(void* buffer, std::size_t bytes, int root) = 0;
   virtual void do_barrier() = 0;
+  virtual void do_send(const void* data, std::size_t bytes, int peer) = 0;
+  virtual void do_receive(std::vector<std::byte>& recv, int peer) = 0;
+  virtual void do_exchange(const void* send, std::size_t bytes, int peer,
+                           std::vector<std::byte>& recv) = 0;
 
  private:
   CommCounters counters_;

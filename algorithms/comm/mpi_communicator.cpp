@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 namespace commsgd::comm {
 namespace {
@@ -41,6 +42,10 @@ int checked_count(std::size_t count) {
   }
   return static_cast<int>(count);
 }
+
+// Every point-to-point message of commsgd uses one tag: MPI's per-pair ordering is what keeps
+// the rounds of an exchange apart, and the communicator is a private duplicate.
+constexpr int kTag = 1;
 
 }  // namespace
 
@@ -88,12 +93,45 @@ void MpiCommunicator::do_allgather(const void* send, void* recv, std::size_t byt
   MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_);
 }
 
+void MpiCommunicator::do_allgatherv(const void* send, void* recv,
+                                    std::span<const std::size_t> bytes_per_rank) {
+  std::vector<int> counts(bytes_per_rank.size()), displacements(bytes_per_rank.size());
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < bytes_per_rank.size(); ++r) {
+    counts[r] = checked_count(bytes_per_rank[r]);
+    displacements[r] = checked_count(offset);
+    offset += bytes_per_rank[r];
+  }
+  MPI_Allgatherv(send, counts[static_cast<std::size_t>(rank_)], MPI_BYTE, recv, counts.data(),
+                 displacements.data(), MPI_BYTE, comm_);
+}
+
 void MpiCommunicator::do_broadcast(void* buffer, std::size_t bytes, int root) {
   MPI_Bcast(buffer, checked_count(bytes), MPI_BYTE, root, comm_);
 }
 
-void MpiCommunicator::do_barrier() {
-  MPI_Barrier(comm_);
+void MpiCommunicator::do_barrier() { MPI_Barrier(comm_); }
+
+void MpiCommunicator::do_send(const void* data, std::size_t bytes, int peer) {
+  MPI_Send(data, checked_count(bytes), MPI_BYTE, peer, kTag, comm_);
+}
+
+// Probes first, so the receiver needs no size in advance.
+void MpiCommunicator::do_receive(std::vector<std::byte>& recv, int peer) {
+  MPI_Status status;
+  MPI_Probe(peer, kTag, comm_, &status);
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  recv.resize(static_cast<std::size_t>(bytes));
+  MPI_Recv(recv.data(), bytes, MPI_BYTE, peer, kTag, comm_, MPI_STATUS_IGNORE);
+}
+
+void MpiCommunicator::do_exchange(const void* send, std::size_t bytes, int peer,
+                                  std::vector<std::byte>& recv) {
+  MPI_Request request;
+  MPI_Isend(send, checked_count(bytes), MPI_BYTE, peer, kTag, comm_, &request);
+  do_receive(recv, peer);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
 }
 
 }  // namespace commsgd::comm

@@ -35,8 +35,14 @@ class MpiCommunicator final : public Communicator {
  protected:
   void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override;
   void do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
+  void do_allgatherv(const void* send, void* recv,
+                     std::span<const std::size_t> bytes_per_rank) override;
   void do_broadcast(void* buffer, std::size_t bytes, int root) override;
   void do_barrier() override;
+  void do_send(const void* data, std::size_t bytes, int peer) override;
+  void do_receive(std::vector<std::byte>& recv, int peer) override;
+  void do_exchange(const void* send, std::size_t bytes, int peer,
+                   std::vector<std::byte>& recv) override;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

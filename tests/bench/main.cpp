@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   CLI::App app("commsgd-bench: microbenchmarks of commsgd, recorded in the bench table");
   app.require_subcommand(1);
   commsgd::bench::add_trainer_overhead(app);
+  commsgd::bench::add_kernels(app);
+  commsgd::bench::add_collectives(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

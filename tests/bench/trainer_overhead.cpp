@@ -16,6 +16,7 @@
 #include "algorithms/stopwatch.hpp"
 #include "analysis/record/run_database.hpp"
 #include "tests/bench/benchmarks.hpp"
+#include "tests/bench/machine.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/models.hpp"
 #include "trainer/trainer.hpp"
@@ -97,12 +98,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::string host_name() {
-  char name[256] = {};
-  gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
 void run(const Settings& s) {
   const std::filesystem::path scratch =
       std::filesystem::temp_directory_path() / fmt::format("commsgd_bench_{}", getpid());
@@ -126,16 +121,10 @@ void run(const Settings& s) {
                                  {"batch_size", s.batch_size}, {"iterations", s.iterations},
                                  {"warmup", s.warmup},         {"repeats", s.repeats},
                                  {"threads", s.threads}};
-  const nlohmann::json machine = {{"cores", std::thread::hardware_concurrency()},
-                                  {"torch_threads", at::get_num_threads()}};
-  auto row = [&](std::string name, double value, std::string unit) {
-    return record::BenchRow{
-        "trainer-overhead", std::move(name), params.dump(),  value,
-        std::move(unit),    host_name(),     machine.dump(), COMMSGD_GIT_REVISION};
-  };
-  const std::vector<record::BenchRow> rows = {row("bare_libtorch_iteration", median(bare), "s"),
-                                              row("commsgd_dense_iteration", median(ours), "s"),
-                                              row("commsgd_over_bare", ratio, "ratio")};
+  const std::vector<record::BenchRow> rows = {
+      bench_row("trainer-overhead", "bare_libtorch_iteration", params, median(bare), "s"),
+      bench_row("trainer-overhead", "commsgd_dense_iteration", params, median(ours), "s"),
+      bench_row("trainer-overhead", "commsgd_over_bare", params, ratio, "ratio")};
   record::RunDatabase(s.db).add_bench(rows);
   fmt::print("recorded in {} (bench table)\n", s.db);
 }

@@ -1,73 +1,22 @@
 // Multi-rank tests of --algo dense: every case is a real mpirun launch of commsgd-train.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "tests/support/process.hpp"
+#include "tests/support/trainer_runs.hpp"
 
 namespace commsgd::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::seconds;
-
-class DenseMpi : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("commsgd_mpi_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  ProcessResult train(int ranks, std::vector<std::string> args) {
-    args.insert(args.begin(), COMMSGD_TRAIN);
-    args.push_back("--quiet");
-    return run_process(mpirun(ranks, args), seconds(540));
-  }
-
-  fs::path dir_;
-};
-
-std::vector<float> read_floats(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<float> values(fs::file_size(path) / sizeof(float));
-  in.read(reinterpret_cast<char*>(values.data()),
-          static_cast<std::streamsize>(values.size() * sizeof(float)));
-  return values;
-}
-
-// Runs a query on a database file and returns the rows as text fields.
-std::vector<std::vector<std::string>> query(const fs::path& db, const std::string& sql) {
-  sqlite3* handle = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << db;
-  std::vector<std::vector<std::string>> rows;
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
-      << sqlite3_errmsg(handle);
-  while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
-    std::vector<std::string> row;
-    for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
-      const auto* text = sqlite3_column_text(stmt, c);
-      row.emplace_back(text ? reinterpret_cast<const char*>(text) : "NULL");
-    }
-    rows.push_back(std::move(row));
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(handle);
-  return rows;
-}
+using DenseMpi = TrainerRuns;
 
 // DESIGN.md: P ranks × batch b must follow the same trajectory as 1 rank × batch P·b when the
 // model has no batch norm (the gradient of a mean loss is the mean of the ranks' gradients).
-class Equivalence : public DenseMpi, public ::testing::WithParamInterface<std::string> {};
+class Equivalence : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(Equivalence, FourRanksMatchOneRankWithFourTimesTheBatch) {
   const std::vector<std::string> common = {"--algo",

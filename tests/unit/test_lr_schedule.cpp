@@ -6,7 +6,7 @@ namespace commsgd::trainer {
 namespace {
 
 TEST(LrSchedule, StepDecayAtMilestones) {
-  const LrSchedule s(0.1, parse_milestones("81:0.1,122:0.1"), 0);
+  const LrSchedule s(0.1, algorithms::parse_epoch_values("81:0.1,122:0.1"), 0);
   EXPECT_DOUBLE_EQ(s.lr(0, 0, 100), 0.1);
   EXPECT_DOUBLE_EQ(s.lr(80, 8099, 100), 0.1);
   EXPECT_NEAR(s.lr(81, 8100, 100), 0.01, 1e-15);
@@ -25,14 +25,14 @@ TEST(LrSchedule, LinearWarmupPerIterationThenBase) {
 }
 
 TEST(LrSchedule, ParsesAndRejects) {
-  EXPECT_TRUE(parse_milestones("").empty());
-  const auto m = parse_milestones("30:0.1,60:0.5");
+  EXPECT_TRUE(algorithms::parse_epoch_values("").empty());
+  const auto m = algorithms::parse_epoch_values("30:0.1,60:0.5");
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[1].epoch, 60);
-  EXPECT_DOUBLE_EQ(m[1].factor, 0.5);
+  EXPECT_DOUBLE_EQ(m[1].value, 0.5);
   for (const char* bad : {"30", "30:", ":0.1", "x:0.1", "30:0.1,20:0.1", "30:0", "30:-1", "-1:0.1",
                           "30:0.1,", "30:0.1;60:0.1", "30:nan"}) {
-    EXPECT_THROW(parse_milestones(bad), std::invalid_argument) << bad;
+    EXPECT_THROW(algorithms::parse_epoch_values(bad), std::invalid_argument) << bad;
   }
 }
 

@@ -1,0 +1,33 @@
+#pragma once
+
+#include "algorithms/sparse/aggregation.hpp"
+
+namespace commsgd::algorithms {
+
+// gTop-k (Shi et al., ICDCS 2019): a global top-k by recursive doubling. In round i every rank
+// swaps its current set with rank r XOR 2^i; both merge the two (lower rank's set first) and keep
+// the k largest, so partners agree after each round and every rank holds U after log2 P rounds,
+// with no broadcast. Cost α·log P + log P·8k·β.
+//
+// Any P: the P − 2^⌊log2 P⌋ extra ranks first hand their sets to a partner of the power-of-two
+// group ("fold in"), which merges them, runs the butterfly, and returns U and the extra rank's
+// survival mask ("fold out") — two more messages for those pairs.
+class GtopkAggregation final : public Aggregation {
+ public:
+  explicit GtopkAggregation(comm::Communicator& comm) : comm_(comm) {}
+  void aggregate(const kernels::SparseSet& local, std::size_t k, std::span<float> update,
+                 std::vector<std::uint8_t>& applied) override;
+
+ private:
+  // Merges `other` into current_ (the lower rank's set first) keeping k, and clears the mask of
+  // every tracked entry that did not survive.
+  void merge(bool current_is_lower, std::size_t k);
+
+  comm::Communicator& comm_;
+  kernels::SparseSet current_, other_, merged_;
+  kernels::SparseSet guest_;  // an extra rank's selection, held by its partner
+  std::vector<std::uint8_t> guest_alive_;
+  std::vector<std::byte> send_, recv_;
+};
+
+}  // namespace commsgd::algorithms

@@ -1,0 +1,64 @@
+#include "algorithms/sparse/sparse_sgd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "algorithms/stopwatch.hpp"
+#include "kernels/sparse_ops.hpp"
+#include "kernels/vector_ops.hpp"
+
+namespace commsgd::algorithms {
+
+SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
+    : comm_(comm),
+      selector_(make_selector(config.selector, config.seed)),
+      aggregation_(make_aggregation(config.aggregation, comm)),
+      density_schedule_(parse_epoch_values(config.density_schedule)),
+      density_(config.density),
+      error_feedback_(config.error_feedback) {
+  if (!(density_ > 0 && density_ <= 1)) {
+    throw std::invalid_argument("--density must be in (0, 1]");
+  }
+  for (const EpochValue& e : density_schedule_) {
+    if (e.value > 1) throw std::invalid_argument("--density-schedule: densities must be <= 1");
+  }
+}
+
+void SparseSgd::begin_epoch(int epoch) {
+  for (const EpochValue& e : density_schedule_) {
+    if (epoch >= e.epoch) density_ = e.value;
+  }
+}
+
+void SparseSgd::synchronize_gradients(std::span<float> grads) {
+  const std::size_t d = grads.size();
+  const std::size_t k = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::ceil(density_ * static_cast<double>(d))));
+  residual_.resize(d, 0.0f);
+
+  Stopwatch watch;
+  if (error_feedback_) {
+    kernels::add(residual_, grads);  // 1. acc = g + e
+  } else {
+    std::copy(grads.begin(), grads.end(), residual_.begin());
+  }
+  selector_->select(residual_, k, iteration_, selected_);  // 2.
+  stats_.select_seconds += watch.restart();
+
+  const comm::CommCounters before = comm_.counters();
+  aggregation_->aggregate(selected_, k, grads, applied_);  // 3. grads = U
+  stats_.communicate_seconds += watch.restart();
+  stats_.bytes_sent += comm_.counters().bytes_sent - before.bytes_sent;
+  stats_.bytes_received += comm_.counters().bytes_received - before.bytes_received;
+
+  kernels::zero_applied(residual_, selected_, applied_);  // 4. e' = acc minus what was applied
+  kernels::scale(grads, 1.0f / static_cast<float>(comm_.size()));  // 5.
+  // Residual bookkeeping is part of what sparsification costs, so it counts as selection.
+  stats_.select_seconds += watch.restart();
+  stats_.entries_sent += selected_.size();
+  stats_.entries_offered += d;
+  ++iteration_;
+}
+
+}  // namespace commsgd::algorithms

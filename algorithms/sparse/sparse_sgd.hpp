@@ -1,0 +1,50 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/epoch_schedule.hpp"
+#include "algorithms/sparse/aggregation.hpp"
+#include "algorithms/sparse/selector.hpp"
+
+namespace commsgd::algorithms {
+
+// The sparse family (Top-k, gTop-k, Gaussian-k and the other selector × aggregation pairs), with
+// error feedback. Per iteration, on every rank r (DESIGN.md, "Sparse family"):
+//   1. acc_r = g_r + e_r
+//   2. S_r   = select(acc_r)                      the selector
+//   3. U     = aggregate(S_1 .. S_P)              the aggregation; identical on every rank
+//   4. e_r'  = acc_r, zeroed where S_r was applied (selected but not applied stays)
+//   5. g     = U / P
+// Conservation: Σ_r acc_r = U + Σ_r e_r' for every coordinate.
+class SparseSgd final : public Algorithm {
+ public:
+  SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm);
+
+  void begin_epoch(int epoch) override;
+  void synchronize_gradients(std::span<float> grads) override;
+  void after_step(std::span<float>) override {}
+  std::span<const float> model_for_evaluation(std::span<const float> params) override {
+    return params;
+  }
+  AlgorithmStats stats() const override { return stats_; }
+
+  double density() const { return density_; }
+  std::span<const float> residual() const { return residual_; }
+
+ private:
+  comm::Communicator& comm_;
+  std::unique_ptr<Selector> selector_;
+  std::unique_ptr<Aggregation> aggregation_;
+  std::vector<EpochValue> density_schedule_;
+  double density_;
+  bool error_feedback_;
+  std::uint64_t iteration_ = 0;
+  std::vector<float> residual_;  // e_r; holds acc_r during an iteration
+  kernels::SparseSet selected_;
+  std::vector<std::uint8_t> applied_;
+  AlgorithmStats stats_;
+};
+
+}  // namespace commsgd::algorithms

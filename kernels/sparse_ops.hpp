@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/sparse_set.hpp"
+
+namespace commsgd::kernels {
+
+// gTop-k's merge: the union by index, a.value + b.value on a shared index (a is the lower rank's
+// set, always added first so both partners compute the same bits), then the k entries first in
+// the selection order (larger |value|; ties: smaller index), sorted by index; all of the union
+// if it has at most k. out must not alias a or b; unsorted input throws std::invalid_argument.
+void merge_keep_k(const SparseSet& a, const SparseSet& b, std::size_t k, SparseSet& out);
+
+// dense[s.indices[i]] += s.values[i].
+void scatter_add(const SparseSet& s, std::span<float> dense);
+
+// acc += g.
+void add(std::span<float> acc, std::span<const float> g);
+
+// Error feedback: dense[s.indices[i]] = 0 for every i with applied[i] != 0.
+void zero_applied(std::span<float> dense, const SparseSet& s,
+                  std::span<const std::uint8_t> applied);
+
+}  // namespace commsgd::kernels

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.hpp"
+
+namespace commsgd::testing {
+
+// A test that launches commsgd-train under mpirun, in a scratch directory of its own.
+class TrainerRuns : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  // mpirun -np ranks commsgd-train args... --quiet
+  ProcessResult train(int ranks, std::vector<std::string> args);
+
+  std::filesystem::path dir_;
+};
+
+// The rows of a query on a database file, every field as text ("NULL" for NULL).
+std::vector<std::vector<std::string>> query(const std::filesystem::path& db,
+                                            const std::string& sql);
+
+// A file of raw float32 values (--dump-params).
+std::vector<float> read_floats(const std::filesystem::path& path);
+
+}  // namespace commsgd::testing

@@ -1,0 +1,540 @@
+// The sparse kernels against brute-force references written from the definitions: a full sort in
+// the selection order, the Gaussian-k procedure with plain loops, a std::map union.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "kernels/sampling.hpp"
+#include "kernels/sparse_ops.hpp"
+#include "kernels/threshold.hpp"
+#include "kernels/topk.hpp"
+
+namespace commsgd::kernels {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<float> normal_vector(std::size_t n, unsigned seed, float mean = 0, float stddev = 1) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(mean, stddev);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// The order, restated: |x| by its bit pattern without the sign, so NaN ranks above +inf.
+std::uint32_t key(float v) {
+  return std::bit_cast<std::uint32_t>(v) & 0x7fffffffu;
+}
+bool before(float a, std::uint32_t ia, float b, std::uint32_t ib) {
+  return key(a) != key(b) ? key(a) > key(b) : ia < ib;
+}
+
+SparseSet make_set(const std::vector<float>& x, std::vector<std::uint32_t> indices) {
+  std::sort(indices.begin(), indices.end());
+  SparseSet s;
+  s.indices = indices;
+  for (const std::uint32_t i : indices) s.values.push_back(x[i]);
+  return s;
+}
+
+SparseSet reference_topk(const std::vector<float>& x, std::size_t k) {
+  std::vector<std::uint32_t> order(x.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                    [&](std::uint32_t a, std::uint32_t b) { return before(x[a], a, x[b], b); });
+  order.resize(k);
+  return make_set(x, order);
+}
+
+// Bitwise, so that NaN values compare equal to themselves.
+void expect_same(const SparseSet& got, const SparseSet& want) {
+  ASSERT_EQ(got.indices.size(), got.values.size());
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got.indices[i], want.indices[i]) << "entry " << i;
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(got.values[i]),
+              std::bit_cast<std::uint32_t>(want.values[i]))
+        << "entry " << i << " index " << got.indices[i];
+  }
+}
+
+void expect_exact_topk(const std::vector<float>& x, std::size_t k) {
+  TopkSelector selector;
+  SparseSet out;
+  selector.select(x, k, out);
+  SCOPED_TRACE(testing::Message() << "d " << x.size() << " k " << k);
+  expect_same(out, reference_topk(x, k));
+}
+
+TEST(ExactTopk, RandomDataAllSizesAndK) {
+  for (const std::size_t d : {1, 2, 7, 15, 16, 17, 100, 1003, 100003}) {
+    const std::vector<float> x = normal_vector(d, static_cast<unsigned>(d));
+    for (const std::size_t k : {std::size_t{1}, std::max<std::size_t>(1, d / 100), d / 2 + 1, d}) {
+      expect_exact_topk(x, k);
+    }
+  }
+}
+
+TEST(ExactTopk, PlantedTiesBreakBySmallerIndex) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> pick(-2, 2);
+  std::vector<float> x(50021);
+  for (float& v : x) v = static_cast<float>(pick(rng));
+  // Each k cuts through a group of equal |value| (2: ~40% of entries, 1: ~40%, 0: ~20%).
+  for (const std::size_t k : {1, 10, 5000, 20000, 30000, 45000, 50021}) expect_exact_topk(x, k);
+}
+
+TEST(ExactTopk, AllEqualAndAllZero) {
+  for (const float value : {1.5f, -1.5f, 0.0f, -0.0f}) {
+    const std::vector<float> x(10007, value);
+    for (const std::size_t k : {1, 100, 10007}) expect_exact_topk(x, k);
+  }
+}
+
+TEST(ExactTopk, NegativeValues) {
+  std::vector<float> x = normal_vector(20011, 4);
+  for (float& v : x) v = -std::abs(v) - 1;
+  for (const std::size_t k : {1, 200, 20011}) expect_exact_topk(x, k);
+}
+
+TEST(ExactTopk, InfinitiesAndNaNRankFirst) {
+  std::vector<float> x = normal_vector(30011, 5);
+  x[100] = kInf;
+  x[200] = -kInf;
+  x[300] = kNaN;
+  x[29999] = -kNaN;
+  expect_exact_topk(x, 1);
+  expect_exact_topk(x, 4);
+  expect_exact_topk(x, 300);
+  TopkSelector selector;
+  SparseSet out;
+  selector.select(x, 2, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out.indices[0], 300u);  // both NaNs, never hidden behind the infinities
+  EXPECT_EQ(out.indices[1], 29999u);
+}
+
+// Layouts where a strided sample misjudges the threshold: spikes on one phase of a period (the
+// sample sees all of them, or none; d = 2^18 at k = 100 makes the sample stride 64 today), a
+// contiguous block of large values, ascending data (every entry beats the ones before it). The
+// result must be exact regardless.
+TEST(ExactTopk, AdversarialLayoutsStayExact) {
+  const std::size_t d = 262144;
+  const std::vector<float> noise = normal_vector(d, 6);
+  for (const std::size_t period : {16, 64}) {
+    for (std::size_t phase = 0; phase < period; phase += period / 16) {
+      std::vector<float> spikes = noise;
+      for (float& v : spikes) v *= 1e-3f;
+      for (std::size_t i = phase; i < d; i += period) {
+        spikes[i] = 10.0f + 1e-4f * static_cast<float>(i);
+      }
+      expect_exact_topk(spikes, 100);
+      std::vector<float> holes = noise;
+      for (std::size_t i = phase; i < d; i += period) holes[i] = 1e-6f;
+      expect_exact_topk(holes, 100);
+    }
+  }
+  for (const std::size_t start : {std::size_t{0}, d / 2, d - 3000}) {
+    std::vector<float> block = normal_vector(d, 8);
+    for (std::size_t i = start; i < start + 3000; ++i) block[i] *= 1000.0f;
+    expect_exact_topk(block, 2000);
+    expect_exact_topk(block, 5000);
+  }
+  std::vector<float> ascending(d);
+  for (std::size_t i = 0; i < d; ++i) ascending[i] = static_cast<float>(i) * 0.5f;
+  expect_exact_topk(ascending, 100);
+  expect_exact_topk(ascending, 30000);
+  std::vector<float> descending(ascending.rbegin(), ascending.rend());
+  expect_exact_topk(descending, 100);
+}
+
+TEST(ExactTopk, SteadyStateReusesItsBuffers) {
+  const std::vector<float> x = normal_vector(100000, 9);
+  TopkSelector selector;
+  SparseSet out;
+  selector.select(x, 1000, out);
+  const float* values = out.values.data();
+  const std::uint32_t* indices = out.indices.data();
+  selector.select(x, 1000, out);
+  EXPECT_EQ(out.values.data(), values);
+  EXPECT_EQ(out.indices.data(), indices);
+}
+
+TEST(ExactTopk, RejectsBadK) {
+  const std::vector<float> x(10, 1.0f);
+  TopkSelector selector;
+  SparseSet out;
+  EXPECT_THROW(selector.select(x, 0, out), std::invalid_argument);
+  EXPECT_THROW(selector.select(x, 11, out), std::invalid_argument);
+}
+
+TEST(Threshold, CountAndSelectMatchTheDefinition) {
+  std::vector<float> x = normal_vector(10007, 10);
+  x[5] = kNaN;
+  x[6] = -kInf;
+  x[7] = -0.0f;
+  for (const float t : {-1.0f, 0.0f, -0.0f, 0.5f, 2.0f, 1e30f, kInf}) {
+    std::vector<std::uint32_t> want;
+    for (std::uint32_t i = 0; i < x.size(); ++i) {
+      if (std::abs(x[i]) > t || std::isnan(x[i])) want.push_back(i);
+    }
+    EXPECT_EQ(count_abs_greater(x, t), want.size()) << "threshold " << t;
+    SparseSet out;
+    select_abs_greater(x, t, out);
+    expect_same(out, make_set(x, want));
+  }
+  EXPECT_THROW(count_abs_greater(x, kNaN), std::invalid_argument);
+}
+
+TEST(Moments, MatchDoubleReference) {
+  for (const std::size_t n : {1, 5, 1023, 1024, 1025, 1000003}) {
+    for (const float mean : {0.0f, 3.0f, 1000.0f}) {
+      const std::vector<float> x = normal_vector(n, static_cast<unsigned>(n), mean, 2.0f);
+      double sum = 0;
+      for (const float v : x) sum += v;
+      const double ref_mean = sum / static_cast<double>(n);
+      double squares = 0;
+      for (const float v : x) squares += (v - ref_mean) * (v - ref_mean);
+      const double ref_std = std::sqrt(squares / static_cast<double>(n));
+      const Moments m = mean_std(x);
+      EXPECT_NEAR(m.mean, ref_mean, 1e-6 * (1 + std::abs(ref_mean))) << n << " " << mean;
+      EXPECT_NEAR(m.stddev, ref_std, 1e-5 * ref_std + 1e-6) << n << " " << mean;
+    }
+  }
+}
+
+TEST(Moments, HugeValuesFallBackToDouble) {
+  std::vector<float> x(5000, 1.0f);
+  x[1234] = 1e30f;
+  const Moments m = mean_std(x);
+  EXPECT_NEAR(m.mean, 1e30 / 5000, 1e30 / 5000 * 1e-6);
+  EXPECT_NEAR(m.stddev, 1e30 * std::sqrt(4999.0) / 5000, 1e30 / 5000 * 1e-3);
+  EXPECT_THROW(mean_std({}), std::invalid_argument);
+}
+
+TEST(NormalQuantile, KnownValuesTailsAndSymmetry) {
+  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-12);
+  EXPECT_NEAR(normal_quantile(0.9995), 3.290526731491926, 1e-12);
+  EXPECT_NEAR(normal_quantile(1e-10), -6.361340902404056, 1e-9);
+  EXPECT_NEAR(normal_quantile(1 - 1e-10), 6.361340902404056, 1e-6);  // 1 - 1e-10 is rounded
+  EXPECT_NEAR(normal_quantile(1e-20), -9.262340089798405, 1e-9);
+  EXPECT_NEAR(normal_quantile(0.3), -0.5244005127080407, 1e-12);
+  EXPECT_NEAR(normal_quantile(0.02425), -1.9729610513118845, 1e-12);  // the regions' border
+  EXPECT_EQ(normal_quantile(0.5), 0.0);
+  EXPECT_TRUE(std::isfinite(normal_quantile(1e-300)));
+  for (double p = 0.001; p < 0.5; p += 0.0123) {
+    EXPECT_NEAR(normal_quantile(p), -normal_quantile(1 - p), 1e-9) << p;
+  }
+  for (const double bad : {0.0, 1.0, -0.1, 1.5, std::nan("")}) {
+    EXPECT_THROW(normal_quantile(bad), std::invalid_argument) << bad;
+  }
+}
+
+// The DESIGN procedure with plain loops, from the same moments.
+struct ReferenceGaussian {
+  float threshold;
+  int refinements;
+  SparseSet set;
+};
+ReferenceGaussian reference_gaussian(const std::vector<float>& x, std::size_t k, double density) {
+  const Moments m = mean_std(x);
+  const double start = std::abs(m.mean) + m.stddev * normal_quantile(1 - density / 2);
+  float thr = std::isfinite(start) && start <= std::numeric_limits<float>::max()
+                  ? static_cast<float>(start)
+                  : std::numeric_limits<float>::max();
+  auto passing = [&] {
+    std::vector<std::uint32_t> indices;
+    for (std::uint32_t i = 0; i < x.size(); ++i) {
+      if (std::abs(x[i]) > thr || std::isnan(x[i])) indices.push_back(i);
+    }
+    return indices;
+  };
+  int refinements = 0;
+  for (; refinements < 3; ++refinements) {
+    const double count = static_cast<double>(passing().size());
+    if (count < 2.0 * static_cast<double>(k) / 3) {
+      thr *= 0.5f;
+    } else if (count > 4.0 * static_cast<double>(k) / 3) {
+      thr *= 1.5f;
+    } else {
+      break;
+    }
+  }
+  return {thr, refinements, make_set(x, passing())};
+}
+
+void expect_gaussian_matches_reference(const std::vector<float>& x, double density) {
+  const auto k = static_cast<std::size_t>(std::ceil(density * static_cast<double>(x.size())));
+  GaussianSelector selector;
+  SparseSet out;
+  const GaussianSelection got = selector.select(x, k, density, out);
+  const ReferenceGaussian want = reference_gaussian(x, k, density);
+  EXPECT_EQ(got.threshold, want.threshold);
+  EXPECT_EQ(got.refinements, want.refinements);
+  EXPECT_LE(got.refinements, 3);
+  expect_same(out, want.set);
+}
+
+TEST(Gaussian, NormalDataHitsTheBandAndMatchesTheProcedure) {
+  const std::vector<float> x = normal_vector(1000000, 11);
+  for (const double density : {0.001, 0.01}) {
+    SCOPED_TRACE(density);
+    const auto k = static_cast<std::size_t>(std::ceil(density * static_cast<double>(x.size())));
+    GaussianSelector selector;
+    SparseSet out;
+    selector.select(x, k, density, out);
+    EXPECT_GE(3 * out.size(), 2 * k);
+    EXPECT_LE(3 * out.size(), 4 * k);
+    expect_gaussian_matches_reference(x, density);
+  }
+}
+
+TEST(Gaussian, HeavyTailsTerminateWithinThreeRefinements) {
+  const std::size_t d = 200003;
+  std::mt19937 rng(12);
+  std::cauchy_distribution<float> cauchy;
+  std::lognormal_distribution<float> lognormal(0.0f, 2.0f);
+  std::vector<float> c(d), l(d);
+  for (float& v : c) v = cauchy(rng);
+  for (float& v : l) v = lognormal(rng);
+  std::vector<float> outlier = normal_vector(d, 13);
+  outlier[777] = 1e6f;
+  std::vector<float> huge = normal_vector(d, 14);
+  huge[999] = -1e30f;  // squares overflow float
+  std::vector<float> nan = normal_vector(d, 15);
+  nan[42] = kNaN;
+  std::vector<float> constant(d, 0.25f);
+  for (const auto* x : {&c, &l, &outlier, &huge, &nan, &constant}) {
+    for (const double density : {0.001, 0.01, 0.3}) expect_gaussian_matches_reference(*x, density);
+  }
+  GaussianSelector selector;
+  SparseSet out;
+  const GaussianSelection r = selector.select(outlier, 200, 0.001, out);
+  EXPECT_EQ(r.refinements, 3);  // σ is dominated by the outlier: three halvings, still too high
+  EXPECT_TRUE(std::find(out.indices.begin(), out.indices.end(), 777u) != out.indices.end());
+  selector.select(nan, 200, 0.001, out);
+  ASSERT_EQ(out.size(), 1u);  // non-finite moments: only the NaN is surfaced
+  EXPECT_EQ(out.indices[0], 42u);
+}
+
+TEST(Gaussian, RejectsBadArguments) {
+  const std::vector<float> x(10, 1.0f);
+  GaussianSelector selector;
+  SparseSet out;
+  EXPECT_THROW(selector.select(x, 0, 0.1, out), std::invalid_argument);
+  EXPECT_THROW(selector.select(x, 11, 0.1, out), std::invalid_argument);
+  EXPECT_THROW(selector.select(x, 1, 0.0, out), std::invalid_argument);
+  EXPECT_THROW(selector.select(x, 1, 1.5, out), std::invalid_argument);
+}
+
+// DGC selects a threshold set (everything at or above the smallest key taken), of at most 4k/3
+// entries, or falls back to the exact top-k.
+void expect_dgc_consistent(const std::vector<float>& x, std::size_t k, bool expect_fallback) {
+  DgcSelector selector;
+  SparseSet out;
+  selector.select(x, k, out);
+  SCOPED_TRACE(testing::Message() << "d " << x.size() << " k " << k);
+  ASSERT_LE(3 * out.size(), 4 * k);
+  const SparseSet exact = reference_topk(x, k);
+  if (expect_fallback) {
+    expect_same(out, exact);
+    return;
+  }
+  ASSERT_GT(out.size(), 0u);
+  std::uint32_t lowest = std::numeric_limits<std::uint32_t>::max();
+  for (const float v : out.values) lowest = std::min(lowest, key(v));
+  std::vector<std::uint32_t> want;
+  for (std::uint32_t i = 0; i < x.size(); ++i) {
+    if (key(x[i]) >= lowest) want.push_back(i);
+  }
+  if (want.size() == out.size()) {
+    expect_same(out, make_set(x, want));
+  } else {
+    expect_same(out, exact);  // the fallback took the top-k out of a tie at the lowest key
+  }
+}
+
+TEST(Dgc, ThresholdSetOrExactTopk) {
+  for (const std::size_t d : {1, 10, 999, 1000, 100003, 1000000}) {
+    const std::vector<float> x = normal_vector(d, static_cast<unsigned>(d + 1));
+    for (const std::size_t k : {std::size_t{1}, std::max<std::size_t>(1, d / 1000), d / 100 + 1}) {
+      expect_dgc_consistent(x, k, false);
+    }
+  }
+}
+
+TEST(Dgc, MissedBlockTriggersTheExactFallback) {
+  // m = 1000 samples at stride 100 centred at 50: large values everywhere else in the first
+  // 5000 entries are invisible to the sample, and all pass its threshold.
+  const std::size_t d = 100000;
+  std::vector<float> x = normal_vector(d, 16);
+  for (float& v : x) v *= 1e-3f;
+  for (std::size_t i = 0; i < 5000; ++i) {
+    if (i % 100 != 50) x[i] = 1.0f + static_cast<float>(i % 13);
+  }
+  expect_dgc_consistent(x, 100, true);
+  std::vector<float> ties(d, 1.0f);
+  expect_dgc_consistent(ties, 100, true);
+}
+
+TEST(Random, DistinctSortedInRangeAndSeeded) {
+  const std::vector<float> x = normal_vector(100003, 17);
+  RandomSelector selector;
+  SparseSet a, b, c;
+  selector.select(x, 1000, 42, a);
+  selector.select(x, 1000, 42, b);
+  selector.select(x, 1000, 43, c);
+  ASSERT_EQ(a.size(), 1000u);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_LT(a.indices[i], x.size());
+    if (i > 0) {
+      ASSERT_LT(a.indices[i - 1], a.indices[i]);
+    }
+    ASSERT_EQ(a.values[i], x[a.indices[i]]);
+  }
+  EXPECT_EQ(a.indices, b.indices);
+  EXPECT_NE(a.indices, c.indices);
+  RandomSelector other;  // another rank: same seed, same set
+  SparseSet d;
+  other.select(x, 1000, 42, d);
+  EXPECT_EQ(a.indices, d.indices);
+  selector.select(x, x.size(), 7, d);
+  ASSERT_EQ(d.size(), x.size());
+  for (std::size_t i = 0; i < d.size(); ++i) ASSERT_EQ(d.indices[i], i);
+}
+
+TEST(Random, RoughlyUniform) {
+  const std::size_t d = 100, k = 10, trials = 20000;
+  const std::vector<float> x(d, 1.0f);
+  RandomSelector selector;
+  SparseSet s;
+  std::vector<double> hits(d, 0);
+  for (std::size_t t = 0; t < trials; ++t) {
+    selector.select(x, k, t, s);
+    for (const std::uint32_t i : s.indices) ++hits[i];
+  }
+  const double expected = static_cast<double>(trials * k) / d;
+  double chi2 = 0;
+  for (const double h : hits) chi2 += (h - expected) * (h - expected) / expected;
+  EXPECT_LT(chi2, 99 + 6 * std::sqrt(2 * 99.0));  // 99 degrees of freedom, six sigma
+}
+
+SparseSet reference_merge(const SparseSet& a, const SparseSet& b, std::size_t k) {
+  std::map<std::uint32_t, float> sum;
+  for (std::size_t i = 0; i < a.size(); ++i) sum[a.indices[i]] = a.values[i];
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const auto it = sum.find(b.indices[i]);
+    if (it == sum.end()) {
+      sum[b.indices[i]] = b.values[i];
+    } else {
+      it->second = it->second + b.values[i];
+    }
+  }
+  std::vector<std::pair<std::uint32_t, float>> entries(sum.begin(), sum.end());
+  std::sort(entries.begin(), entries.end(), [](const auto& p, const auto& q) {
+    return before(p.second, p.first, q.second, q.first);
+  });
+  entries.resize(std::min(k, entries.size()));
+  std::sort(entries.begin(), entries.end());
+  SparseSet out;
+  for (const auto& [index, value] : entries) {
+    out.indices.push_back(index);
+    out.values.push_back(value);
+  }
+  return out;
+}
+
+SparseSet random_set(std::mt19937& rng, std::size_t n, std::uint32_t range, bool small_values) {
+  std::set<std::uint32_t> indices;
+  std::uniform_int_distribution<std::uint32_t> index(0, range - 1);
+  while (indices.size() < n) indices.insert(index(rng));
+  std::uniform_int_distribution<int> small(-2, 2);
+  std::normal_distribution<float> normal;
+  SparseSet s;
+  for (const std::uint32_t i : indices) {
+    s.indices.push_back(i);
+    s.values.push_back(small_values ? static_cast<float>(small(rng)) : normal(rng));
+  }
+  return s;
+}
+
+TEST(MergeKeepK, MatchesReference) {
+  std::mt19937 rng(18);
+  for (const bool small_values : {false, true}) {
+    for (const std::size_t k : {1, 50, 100, 150, 400}) {
+      const SparseSet a = random_set(rng, 100, 300, small_values);
+      const SparseSet b = random_set(rng, 100, 300, small_values);
+      SparseSet out;
+      merge_keep_k(a, b, k, out);
+      SCOPED_TRACE(testing::Message() << "k " << k << " small " << small_values);
+      expect_same(out, reference_merge(a, b, k));
+    }
+  }
+}
+
+TEST(MergeKeepK, SharedIndicesSumAndTiesGoToSmallerIndex) {
+  SparseSet a{{1.0f, 2.0f, -3.0f}, {1, 5, 9}};
+  SparseSet b{{2.0f, -2.0f, 3.0f}, {2, 5, 7}};
+  SparseSet out;
+  merge_keep_k(a, b, 3, out);  // union {1:1, 2:2, 5:0, 7:3, 9:-3}; |3| twice, then 2
+  expect_same(out, SparseSet{{2.0f, 3.0f, -3.0f}, {2, 7, 9}});
+  merge_keep_k(a, b, 2, out);
+  expect_same(out, SparseSet{{3.0f, -3.0f}, {7, 9}});
+  merge_keep_k(a, b, 10, out);  // the union is smaller than k: all of it
+  expect_same(out, SparseSet{{1.0f, 2.0f, 0.0f, 3.0f, -3.0f}, {1, 2, 5, 7, 9}});
+  merge_keep_k(a, SparseSet{}, 2, out);
+  expect_same(out, SparseSet{{2.0f, -3.0f}, {5, 9}});
+}
+
+TEST(MergeKeepK, RejectsBadInput) {
+  SparseSet a{{1.0f, 2.0f}, {5, 3}};
+  SparseSet b{{1.0f}, {4}};
+  SparseSet out;
+  EXPECT_THROW(merge_keep_k(a, b, 2, out), std::invalid_argument);
+  EXPECT_THROW(merge_keep_k(b, b, 2, b), std::invalid_argument);
+  EXPECT_THROW(merge_keep_k(b, SparseSet{{1.0f}, {}}, 2, out), std::invalid_argument);
+  EXPECT_THROW(merge_keep_k(b, b, 0, out), std::invalid_argument);
+}
+
+TEST(DenseOps, ScatterAddAddAndZeroApplied) {
+  std::vector<float> dense(37, 1.0f);
+  const SparseSet s{{2.0f, -1.0f, 0.5f}, {0, 17, 36}};
+  scatter_add(s, dense);
+  EXPECT_EQ(dense[0], 3.0f);
+  EXPECT_EQ(dense[17], 0.0f);
+  EXPECT_EQ(dense[36], 1.5f);
+  EXPECT_EQ(dense[1], 1.0f);
+
+  std::vector<float> acc = normal_vector(37, 19);
+  const std::vector<float> g = normal_vector(37, 20);
+  std::vector<float> want = acc;
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] += g[i];
+  add(acc, g);
+  EXPECT_EQ(acc, want);
+
+  dense[17] = 4.0f;
+  zero_applied(dense, s, std::vector<std::uint8_t>{1, 0, 1});
+  EXPECT_EQ(dense[0], 0.0f);
+  EXPECT_EQ(dense[17], 4.0f);  // selected, not applied: stays in the residual
+  EXPECT_EQ(dense[36], 0.0f);
+  EXPECT_EQ(dense[1], 1.0f);
+
+  std::vector<float> short_dense(36);
+  EXPECT_THROW(scatter_add(s, short_dense), std::invalid_argument);
+  EXPECT_THROW(add(acc, short_dense), std::invalid_argument);
+  EXPECT_THROW(zero_applied(dense, s, std::vector<std::uint8_t>{1, 0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace commsgd::kernels
