@@ -207,6 +207,9 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
 void validate(const Options& o) {
   algorithm_config(o);
   if (!(o.density > 0)) throw UsageError("--density must be > 0");
+  for (const algorithms::EpochValue& e : algorithms::parse_epoch_values(o.density_schedule)) {
+    if (e.value > 1) throw UsageError("--density-schedule: densities must be in (0, 1]");
+  }
   if (o.dataset != "synthetic" && o.data_path.empty()) {
     throw UsageError("--data-path is required with --dataset " + o.dataset);
   }

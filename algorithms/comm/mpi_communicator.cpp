@@ -110,7 +110,9 @@ void MpiCommunicator::do_broadcast(void* buffer, std::size_t bytes, int root) {
   MPI_Bcast(buffer, checked_count(bytes), MPI_BYTE, root, comm_);
 }
 
-void MpiCommunicator::do_barrier() { MPI_Barrier(comm_); }
+void MpiCommunicator::do_barrier() {
+  MPI_Barrier(comm_);
+}
 
 void MpiCommunicator::do_send(const void* data, std::size_t bytes, int peer) {
   MPI_Send(data, checked_count(bytes), MPI_BYTE, peer, kTag, comm_);

@@ -75,5 +75,25 @@ TEST_F(SparseTraining, TopkGtopkGaussiankMatchDenseOnDigits) {
   std::cout << "gaussiank achieved density " << by_algo.at("gaussiank").first << "\n";
 }
 
+// gTop-k's warm-up: --density-schedule switches the density at epoch boundaries.
+TEST_F(SparseTraining, DensityScheduleSwitchesAtTheEpoch) {
+  const std::string db = (dir_ / "schedule.sqlite").string();
+  const ProcessResult r =
+      train(2, {"--algo", "gtopk", "--dataset", "csv", "--data-path", COMMSGD_DIGITS_CSV,
+                "--epochs", "3", "--batch-size", "16", "--density", "0.5", "--density-schedule",
+                "0:0.02,2:0.01", "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // mlp on digits: d = 9610, so k = ceil(0.02·d) = 193 and then ceil(0.01·d) = 97.
+  const auto rows = query(db,
+                          "select epoch, min(density_mean), max(density_mean) from steps "
+                          "group by epoch order by epoch");
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    const double expected = row[0] == "2" ? 97.0 / 9610 : 193.0 / 9610;
+    EXPECT_NEAR(std::stod(row[1]), expected, 1e-12) << "epoch " << row[0];
+    EXPECT_NEAR(std::stod(row[2]), expected, 1e-12) << "epoch " << row[0];
+  }
+}
+
 }  // namespace
 }  // namespace commsgd::testing

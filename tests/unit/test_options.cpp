@@ -65,6 +65,15 @@ TEST(Options, TomlConfigWithCommandLineOverride) {
   fs::remove(cfg);
 }
 
+TEST(Options, SparseAlgorithmsGetTheirSelectorAndAggregation) {
+  EXPECT_EQ(algorithm_config(parse({"--algo", "gtopk"})).aggregation, "gtopk");
+  EXPECT_EQ(algorithm_config(parse({"--algo", "gaussiank"})).selector, "gaussian");
+  const auto mixed = algorithm_config(parse({"--algo", "topk", "--selector", "dgc"}));
+  EXPECT_EQ(mixed.selector, "dgc");
+  EXPECT_EQ(mixed.aggregation, "allgather");
+  EXPECT_TRUE(algorithm_config(parse({"--algo", "dense"})).selector.empty());
+}
+
 TEST(Options, UnknownConfigKeyIsAnError) {
   const fs::path cfg = write_config("commsgd_options_bad.toml", "batch-size = 8\nbatchsize = 16\n");
   EXPECT_NE(usage_error({"--config", cfg.string()}).find("batchsize"), std::string::npos);
@@ -79,6 +88,12 @@ TEST(Options, BadValuesNameTheOption) {
   EXPECT_NE(usage_error({"--dataset", "csv"}).find("--data-path"), std::string::npos);
   EXPECT_NE(usage_error({"--csv-shape", "1,8"}).find("--csv-shape"), std::string::npos);
   EXPECT_NE(usage_error({"--config", "/nonexistent/x.toml"}).find("x.toml"), std::string::npos);
+  EXPECT_NE(usage_error({"--algo", "topk", "--density", "0"}).find("--density"), std::string::npos);
+  EXPECT_NE(usage_error({"--density", "1.5"}).find("--density"), std::string::npos);
+  EXPECT_NE(usage_error({"--algo", "dense", "--selector", "exact"}).find("--selector"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--selector", "magic"}).find("--selector"), std::string::npos);
+  EXPECT_NE(usage_error({"--density-schedule", "0:2"}).find("density"), std::string::npos);
 }
 
 // The run record's config JSON must hold every option, so a run can be repeated from its row.
