@@ -24,9 +24,9 @@ CREATE TABLE runs (
                       CHECK (status IN ('running', 'completed', 'failed', 'preempted')),
   exit_reason         TEXT,                 -- free text: error message, signal, 'max epochs'
   -- what was run
-  algo                TEXT NOT NULL,        -- e.g. 'sgd', 'topk-ef'
-  selector            TEXT NOT NULL,        -- gradient compressor / coordinate selector
-  aggregation         TEXT NOT NULL,        -- e.g. 'allreduce', 'allgather', 'gossip'
+  algo                TEXT NOT NULL,        -- --algo: 'dense', 'topk', 'gtopk', 'gaussiank', ...'
+  selector            TEXT NOT NULL,        -- sparse family: 'exact', 'gaussian', 'dgc', 'random'; else ''
+  aggregation         TEXT NOT NULL,        -- sparse family: 'allgather', 'gtopk'; else ''
   topology            TEXT NOT NULL,
   model               TEXT NOT NULL,
   dataset             TEXT NOT NULL,
