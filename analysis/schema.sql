@@ -24,7 +24,7 @@ CREATE TABLE runs (
                       CHECK (status IN ('running', 'completed', 'failed', 'preempted')),
   exit_reason         TEXT,                 -- free text: error message, signal, 'max epochs'
   -- what was run
-  algo                TEXT NOT NULL,        -- --algo: 'dense', 'topk', 'gtopk', 'gaussiank', ...'
+  algo                TEXT NOT NULL,        -- --algo: 'dense', 'topk', 'gtopk', 'gaussiank', ...
   selector            TEXT NOT NULL,        -- sparse family: 'exact', 'gaussian', 'dgc', 'random'; else ''
   aggregation         TEXT NOT NULL,        -- sparse family: 'allgather', 'gtopk'; else ''
   topology            TEXT NOT NULL,
