@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@ class Algorithm {
   // The parameters to evaluate: the local copy for synchronous algorithms, the consensus average
   // for gossip ones (which may live in a buffer the algorithm owns).
   virtual std::span<const float> model_for_evaluation(std::span<const float> params) = 0;
+  // Gossip families: (1/P)·Σ_r ‖x_r − x̄‖² as of the last model_for_evaluation.
+  virtual std::optional<double> consensus_distance() const { return std::nullopt; }
   virtual AlgorithmStats stats() const = 0;
 };
 
@@ -50,6 +53,12 @@ struct AlgorithmConfig {
   std::string density_schedule;  // "epoch:density,...", overrides density from those epochs on
   bool error_feedback = true;
   std::uint64_t seed = 1;  // the random selector's shared seed
+  // Gossip family. Empty topology: the algorithm's own (sgp, osgp: exponential; dpsgd, adpsgd:
+  // bipartite-exponential).
+  std::string topology;
+  int peers_per_iter = 1;
+  int max_staleness = 1;              // osgp: iterations a rank may run ahead of its arrivals
+  double comm_timeout_seconds = 300;  // a gossip wait longer than this is an error, not a hang
 };
 
 // Names accepted by --algo in this build.

@@ -2,6 +2,9 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/dense.hpp"
+#include "algorithms/gossip/dpsgd.hpp"
+#include "algorithms/gossip/osgp.hpp"
+#include "algorithms/gossip/sgp.hpp"
 #include "algorithms/sparse/sparse_sgd.hpp"
 
 namespace commsgd::algorithms {
@@ -19,24 +22,47 @@ constexpr SparseDefaults kSparse[] = {
     {"gaussiank", "gaussian", "allgather"},
 };
 
+struct GossipDefaults {
+  const char* algo;
+  const char* topology;
+};
+constexpr GossipDefaults kGossip[] = {
+    {"sgp", "exponential"},
+    {"osgp", "exponential"},
+    {"dpsgd", "bipartite-exponential"},
+};
+
 }  // namespace
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names = {"dense", "topk", "gtopk", "gaussiank"};
+  static const std::vector<std::string> names = {"dense", "topk", "gtopk", "gaussiank",
+                                                 "sgp",   "osgp", "dpsgd"};
   return names;
 }
 
 AlgorithmConfig resolve(AlgorithmConfig config) {
+  bool sparse = false, gossip = false;
   for (const SparseDefaults& s : kSparse) {
     if (config.algo != s.algo) continue;
+    sparse = true;
     if (config.selector.empty()) config.selector = s.selector;
     if (config.aggregation.empty()) config.aggregation = s.aggregation;
-    return config;
   }
-  if (!config.selector.empty() || !config.aggregation.empty()) {
+  for (const GossipDefaults& g : kGossip) {
+    if (config.algo != g.algo) continue;
+    gossip = true;
+    if (config.topology.empty()) config.topology = g.topology;
+  }
+  if (!sparse && (!config.selector.empty() || !config.aggregation.empty())) {
     throw std::invalid_argument(
         "--selector and --aggregation apply to the sparse algorithms "
         "(topk, gtopk, gaussiank), not --algo " +
+        config.algo);
+  }
+  if (!gossip && !config.topology.empty()) {
+    throw std::invalid_argument(
+        "--topology applies to the gossip algorithms (sgp, osgp, "
+        "dpsgd), not --algo " +
         config.algo);
   }
   return config;
@@ -44,10 +70,19 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
 
 std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& requested,
                                           comm::Communicator& comm) {
-  const AlgorithmConfig config = resolve(requested);
-  if (config.algo == "dense") return std::make_unique<Dense>(comm);
-  if (!config.selector.empty()) return std::make_unique<SparseSgd>(config, comm);
-  throw std::invalid_argument("--algo: unknown algorithm '" + config.algo + "'");
+  const AlgorithmConfig c = resolve(requested);
+  if (c.algo == "dense") return std::make_unique<Dense>(comm);
+  if (!c.selector.empty()) return std::make_unique<SparseSgd>(c, comm);
+  if (!c.topology.empty()) {
+    auto topology = make_topology(c.topology, comm.size(), c.peers_per_iter);
+    if (c.algo == "sgp") return std::make_unique<Sgp>(comm, std::move(topology));
+    if (c.algo == "osgp") {
+      return std::make_unique<Osgp>(comm, std::move(topology), c.max_staleness,
+                                    c.comm_timeout_seconds);
+    }
+    return std::make_unique<Dpsgd>(comm, std::move(topology));
+  }
+  throw std::invalid_argument("--algo: unknown algorithm '" + c.algo + "'");
 }
 
 }  // namespace commsgd::algorithms

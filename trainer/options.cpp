@@ -5,6 +5,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/epoch_schedule.hpp"
+#include "algorithms/gossip/topology.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
 
@@ -76,6 +77,25 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--no-error-feedback", o.no_error_feedback,
                "Drop what was not sent instead of carrying it to the next step (ablation)")
       ->group(sparse);
+
+  const std::string gossip = "Gossip algorithms (sgp, osgp, dpsgd)";
+  app.add_option("--topology", o.topology,
+                 "Who mixes with whom, varying by iteration (default: exponential for sgp/osgp, "
+                 "bipartite-exponential for dpsgd)")
+      ->check(CLI::IsMember(algorithms::topology_names()))
+      ->group(gossip);
+  app.add_option("--peers-per-iter", o.peers_per_iter,
+                 "exponential: out-peers per iteration (the next offsets 2^i)")
+      ->check(CLI::PositiveNumber)
+      ->group(gossip);
+  app.add_option("--max-staleness", o.max_staleness,
+                 "osgp: iterations a worker may run ahead of its gossip arrivals")
+      ->check(CLI::NonNegativeNumber)
+      ->group(gossip);
+  app.add_option("--comm-timeout", o.comm_timeout,
+                 "Seconds a gossip wait may last before the run fails instead of hanging")
+      ->check(CLI::PositiveNumber)
+      ->group(gossip);
 
   const std::string model = "Model";
   app.add_option("--model", o.model, "Network to train")
@@ -197,6 +217,10 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.density_schedule = o.density_schedule;
   c.error_feedback = !o.no_error_feedback;
   c.seed = o.seed;
+  c.topology = o.topology;
+  c.peers_per_iter = o.peers_per_iter;
+  c.max_staleness = o.max_staleness;
+  c.comm_timeout_seconds = o.comm_timeout;
   try {
     return algorithms::resolve(c);
   } catch (const std::invalid_argument& e) {

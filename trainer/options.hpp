@@ -35,6 +35,11 @@ struct Options {
   std::string selector;
   std::string aggregation;
   bool no_error_feedback = false;
+  // Gossip algorithms
+  std::string topology;
+  int peers_per_iter = 1;
+  int max_staleness = 1;
+  double comm_timeout = 300;
   // Model
   std::string model = "mlp";
   std::vector<int> mlp_hidden = {128};
@@ -72,7 +77,8 @@ struct Options {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, density,
                                    density_schedule, selector, aggregation, no_error_feedback,
-                                   model, mlp_hidden, dataset, data_path, csv_shape, val_fraction,
+                                   topology, peers_per_iter, max_staleness, comm_timeout, model,
+                                   mlp_hidden, dataset, data_path, csv_shape, val_fraction,
                                    val_split, synthetic_shape, synthetic_classes, synthetic_train,
                                    synthetic_val, no_normalize, augment, batch_size, lr, momentum,
                                    nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,

@@ -29,6 +29,7 @@ record::RunInfo make_run_info(const Options& o, int workers, int nodes,
   info.algo = o.algo;
   info.selector = algorithm.selector;
   info.aggregation = algorithm.aggregation;
+  info.topology = algorithm.topology;
   if (!algorithm.selector.empty()) info.density = o.density;
   info.model = o.model;
   info.dataset = o.dataset;

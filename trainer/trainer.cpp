@@ -340,6 +340,7 @@ class TrainingLoop {
       row.val_loss = eval.loss;
       row.val_top1 = eval.top1;
       row.val_top5 = eval.top5;
+      row.consensus_distance = s_.algorithm->consensus_distance();
       row.wall_seconds = clock_.seconds();
       flush_steps();
       s_.db->add_epoch(s_.run.id, row);

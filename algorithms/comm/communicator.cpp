@@ -74,4 +74,13 @@ void Communicator::exchange(const void* send, std::size_t bytes, int peer,
   counters_.bytes_received += recv.size();
 }
 
+void Communicator::send_receive(std::span<const Outgoing> sends,
+                                std::span<const Incoming> receives) {
+  counters_.messages_sent += sends.size();
+  counters_.messages_received += receives.size();
+  for (const Outgoing& m : sends) counters_.bytes_sent += m.bytes;
+  for (const Incoming& m : receives) counters_.bytes_received += m.bytes;
+  do_send_receive(sends, receives);
+}
+
 }  // namespace commsgd::comm

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -47,6 +48,18 @@ struct Placement {
   int nodes = 1;
 };
 
+// One message of a send_receive round: `bytes` bytes to or from `peer`.
+struct Outgoing {
+  const void* data;
+  std::size_t bytes;
+  int peer;
+};
+struct Incoming {
+  void* data;
+  std::size_t bytes;
+  int peer;
+};
+
 // One small interface over MPI (host buffers) and, later, NCCL (device buffers), in the spirit of
 // c10d's ProcessGroup. The public calls count traffic and forward to the backend's do_* hooks, so
 // every backend is counted the same way.
@@ -75,6 +88,13 @@ class Communicator {
   void receive(std::vector<std::byte>& recv, int peer);
   // Sends to and receives from `peer` at once, so two ranks exchanging cannot deadlock.
   void exchange(const void* send, std::size_t bytes, int peer, std::vector<std::byte>& recv);
+  // Posts every send and receive of a round at once and waits for all of them, so no pattern of
+  // peers can deadlock (gossip mixing). Sizes are known on both sides.
+  void send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives);
+
+  // A new communicator over the same ranks whose traffic never mixes with this one's: for a
+  // communication thread (needs MPI_THREAD_MULTIPLE). Collective.
+  virtual std::unique_ptr<Communicator> duplicate() = 0;
 
   // Ends every rank of the job: the one way out that cannot leave a peer blocked in a collective.
   [[noreturn]] virtual void abort(int exit_code) = 0;
@@ -101,6 +121,8 @@ class Communicator {
   virtual void do_receive(std::vector<std::byte>& recv, int peer) = 0;
   virtual void do_exchange(const void* send, std::size_t bytes, int peer,
                            std::vector<std::byte>& recv) = 0;
+  virtual void do_send_receive(std::span<const Outgoing> sends,
+                               std::span<const Incoming> receives) = 0;
 
  private:
   CommCounters counters_;

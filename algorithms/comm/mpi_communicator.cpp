@@ -50,7 +50,8 @@ constexpr int kTag = 1;
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
-  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &thread_level_);
+  int granted = MPI_THREAD_SINGLE;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &granted);
 }
 
 MpiSession::~MpiSession() {
@@ -82,6 +83,17 @@ Placement MpiCommunicator::placement() const {
   int is_node_leader = where.local_rank == 0 ? 1 : 0;
   MPI_Allreduce(&is_node_leader, &where.nodes, 1, MPI_INT, MPI_SUM, comm_);
   return where;
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_MULTIPLE) {
+    throw std::runtime_error(
+        "a communication thread needs MPI_THREAD_MULTIPLE, which this MPI "
+        "library did not grant");
+  }
+  return std::make_unique<MpiCommunicator>(comm_);
 }
 
 void MpiCommunicator::do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
@@ -134,6 +146,19 @@ void MpiCommunicator::do_exchange(const void* send, std::size_t bytes, int peer,
   MPI_Isend(send, checked_count(bytes), MPI_BYTE, peer, kTag, comm_, &request);
   do_receive(recv, peer);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+
+void MpiCommunicator::do_send_receive(std::span<const Outgoing> sends,
+                                      std::span<const Incoming> receives) {
+  std::vector<MPI_Request> requests(sends.size() + receives.size());
+  std::size_t i = 0;
+  for (const Incoming& m : receives) {
+    MPI_Irecv(m.data, checked_count(m.bytes), MPI_BYTE, m.peer, kTag, comm_, &requests[i++]);
+  }
+  for (const Outgoing& m : sends) {
+    MPI_Isend(m.data, checked_count(m.bytes), MPI_BYTE, m.peer, kTag, comm_, &requests[i++]);
+  }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 
 }  // namespace commsgd::comm

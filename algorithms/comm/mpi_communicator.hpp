@@ -7,17 +7,13 @@
 namespace commsgd::comm {
 
 // MPI_Init_thread / MPI_Finalize for the life of the process. MPI_THREAD_MULTIPLE is asked for
-// because the gossip algorithms run communication threads; what was granted is recorded.
+// because the gossip algorithms run communication threads.
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
-  int thread_level() const { return thread_level_; }
-
- private:
-  int thread_level_ = MPI_THREAD_SINGLE;
 };
 
 class MpiCommunicator final : public Communicator {
@@ -31,6 +27,9 @@ class MpiCommunicator final : public Communicator {
   [[noreturn]] void abort(int exit_code) override;
 
   Placement placement() const;
+  // Throws std::runtime_error unless MPI granted MPI_THREAD_MULTIPLE, which the communication
+  // threads the duplicates are for need.
+  std::unique_ptr<Communicator> duplicate() override;
 
  protected:
   void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override;
@@ -43,6 +42,8 @@ class MpiCommunicator final : public Communicator {
   void do_receive(std::vector<std::byte>& recv, int peer) override;
   void do_exchange(const void* send, std::size_t bytes, int peer,
                    std::vector<std::byte>& recv) override;
+  void do_send_receive(std::span<const Outgoing> sends,
+                       std::span<const Incoming> receives) override;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

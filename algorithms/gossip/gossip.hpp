@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/gossip/consensus.hpp"
+#include "algorithms/gossip/topology.hpp"
+
+namespace commsgd::algorithms {
+
+// What the gossip algorithms share: no gradient synchronization (each rank steps on its own
+// gradient), mixing of parameters after the step, and evaluation of the consensus average.
+class Gossip : public Algorithm {
+ public:
+  Gossip(comm::Communicator& comm, std::unique_ptr<Topology> topology)
+      : comm_(comm), topology_(std::move(topology)) {}
+
+  void synchronize_gradients(std::span<float>) override {}
+  std::span<const float> model_for_evaluation(std::span<const float> params) override {
+    return consensus_.compute(params, comm_);
+  }
+  std::optional<double> consensus_distance() const override { return consensus_.distance(); }
+  AlgorithmStats stats() const override { return stats_; }
+
+ protected:
+  comm::Communicator& comm_;
+  std::unique_ptr<Topology> topology_;
+  ConsensusAverage consensus_;
+  AlgorithmStats stats_;
+  std::uint64_t iteration_ = 0;
+};
+
+}  // namespace commsgd::algorithms

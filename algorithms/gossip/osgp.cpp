@@ -1,0 +1,143 @@
+#include "algorithms/gossip/osgp.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "algorithms/stopwatch.hpp"
+
+namespace commsgd::algorithms {
+
+Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, int max_staleness,
+           double timeout_seconds)
+    : Gossip(comm, std::move(topology)),
+      max_staleness_(max_staleness),
+      timeout_seconds_(timeout_seconds),
+      thread_comm_(comm.duplicate()) {
+  if (max_staleness_ < 0) throw std::invalid_argument("--max-staleness must be >= 0");
+  thread_ = std::thread([this] { communicate(); });
+}
+
+Osgp::~Osgp() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void Osgp::communicate() {
+  std::vector<float> received;
+  for (;;) {
+    Exchange exchange;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left to send
+      exchange = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    try {
+      const std::size_t n = exchange.message.size();
+      received.assign(exchange.in.size() * n, 0.0f);
+      std::vector<comm::Outgoing> sends;
+      for (const int peer : exchange.out) {
+        sends.push_back({exchange.message.data(), n * sizeof(float), peer});
+      }
+      std::vector<comm::Incoming> receives;
+      for (std::size_t i = 0; i < exchange.in.size(); ++i) {
+        receives.push_back({received.data() + i * n, n * sizeof(float), exchange.in[i]});
+      }
+      const comm::CommCounters before = thread_comm_->counters();
+      const Stopwatch watch;
+      thread_comm_->send_receive(sends, receives);
+      const double seconds = watch.seconds();
+
+      const std::lock_guard lock(mutex_);
+      incoming_.resize(n, 0.0f);
+      for (std::size_t i = 0; i < exchange.in.size(); ++i) {
+        for (std::size_t j = 0; j < n; ++j) incoming_[j] += received[i * n + j];
+      }
+      has_incoming_ = has_incoming_ || !exchange.in.empty();
+      ++finished_;
+      thread_seconds_ += seconds;
+      thread_bytes_sent_ += thread_comm_->counters().bytes_sent - before.bytes_sent;
+      thread_bytes_received_ += thread_comm_->counters().bytes_received - before.bytes_received;
+    } catch (...) {
+      const std::lock_guard lock(mutex_);
+      failure_ = std::current_exception();
+    }
+    changed_.notify_all();
+  }
+}
+
+void Osgp::wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint64_t outstanding) {
+  const auto done = [&] { return failure_ || iteration_ - finished_ <= outstanding; };
+  const auto timeout = std::chrono::duration<double>(timeout_seconds_);
+  if (!changed_.wait_for(lock, timeout, done)) {
+    throw std::runtime_error("osgp: no gossip exchange finished in " +
+                             std::to_string(timeout_seconds_) + " s (--comm-timeout)");
+  }
+  if (failure_) std::rethrow_exception(failure_);
+}
+
+void Osgp::absorb_arrivals() {
+  if (!has_incoming_) return;
+  push_sum_.absorb(incoming_);
+  std::fill(incoming_.begin(), incoming_.end(), 0.0f);
+  has_incoming_ = false;
+}
+
+void Osgp::after_step(std::span<float> params) {
+  push_sum_.apply_step(params);
+  Exchange exchange;
+  exchange.out = topology_->out_peers(comm_.rank(), iteration_);
+  exchange.in = topology_->in_peers(comm_.rank(), iteration_);
+  exchange.message.resize(push_sum_.message_size());
+  push_sum_.split(exchange.out.size(), exchange.message);
+  stats_.entries_sent += exchange.out.size() * params.size();
+  stats_.entries_offered += params.size();
+
+  std::unique_lock lock(mutex_);
+  queue_.push_back(std::move(exchange));
+  ++iteration_;
+  changed_.notify_all();
+  const Stopwatch watch;
+  wait_until_outstanding(lock, static_cast<std::uint64_t>(max_staleness_));
+  stats_.wait_seconds += watch.seconds();
+  absorb_arrivals();
+  lock.unlock();
+  push_sum_.debias(params);
+}
+
+PushSum Osgp::flushed() {
+  std::unique_lock lock(mutex_);
+  wait_until_outstanding(lock, 0);
+  PushSum state = push_sum_;
+  if (has_incoming_) state.absorb(incoming_);
+  return state;
+}
+
+std::span<const float> Osgp::model_for_evaluation(std::span<const float> params) {
+  if (!push_sum_.started()) return consensus_.compute(params, comm_);
+  // The arrivals stay pending: the training thread's next step adds them, as it would have.
+  std::vector<float> model(params.size());
+  flushed().debias(model);
+  return consensus_.compute(model, comm_);
+}
+
+float Osgp::flushed_weight() {
+  return flushed().weight();
+}
+
+AlgorithmStats Osgp::stats() const {
+  const std::lock_guard lock(mutex_);
+  AlgorithmStats s = stats_;
+  s.communicate_seconds = thread_seconds_;
+  s.bytes_sent = thread_bytes_sent_;
+  s.bytes_received = thread_bytes_received_;
+  return s;
+}
+
+}  // namespace commsgd::algorithms

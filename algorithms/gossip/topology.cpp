@@ -1,0 +1,113 @@
+#include "algorithms/gossip/topology.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace commsgd::algorithms {
+namespace {
+
+// Time-varying directed exponential graph (Assran et al.): at iteration t rank r sends to
+// r + 2^(t mod (m+1)), m = ⌊log2(P−1)⌋; with n peers per iteration, to the next n offsets of
+// that list. Offsets that coincide modulo P are sent to once.
+class Exponential final : public Topology {
+ public:
+  Exponential(int size, int peers_per_iter) : Topology(size), peers_(peers_per_iter) {
+    for (int offset = 1; offset <= size - 1; offset *= 2) offsets_.push_back(offset);
+  }
+  std::vector<int> out_peers(int rank, std::uint64_t t) const override {
+    std::vector<int> peers;
+    const std::size_t count = offsets_.size();
+    for (int j = 0; j < peers_; ++j) {
+      const int offset = offsets_[(t + static_cast<std::uint64_t>(j)) % count];
+      const int peer = (rank + offset) % size();
+      if (std::find(peers.begin(), peers.end(), peer) == peers.end()) peers.push_back(peer);
+    }
+    return peers;
+  }
+  bool symmetric() const override { return size() == 2; }
+
+ private:
+  int peers_;
+  std::vector<int> offsets_;  // 1, 2, 4, ..., 2^m
+};
+
+// Bipartite exponential graph (Lian et al. 2018): odd ranks are active, even ranks passive; at
+// iteration t active rank r pairs with r + o_t, o_t cycling through 1, 3, 5, 9, 17, ... (1 + 2^i),
+// and the passive rank with r − o_t. Every offset is odd, so each iteration is a perfect matching
+// between the two halves: the pairs are symmetric.
+class BipartiteExponential final : public Topology {
+ public:
+  explicit BipartiteExponential(int size) : Topology(size) {
+    if (size % 2 != 0) {
+      throw std::invalid_argument(
+          "--topology bipartite-exponential needs an even number of "
+          "workers (got " +
+          std::to_string(size) + ")");
+    }
+    offsets_.push_back(1);
+    for (int power = 2; 1 + power < size; power *= 2) offsets_.push_back(1 + power);
+  }
+  std::vector<int> out_peers(int rank, std::uint64_t t) const override {
+    const int offset = offsets_[t % offsets_.size()];
+    const int peer =
+        rank % 2 == 1 ? (rank + offset) % size() : (rank - offset % size() + size()) % size();
+    return {peer};
+  }
+  bool symmetric() const override { return true; }
+
+ private:
+  std::vector<int> offsets_;
+};
+
+class Ring final : public Topology {
+ public:
+  using Topology::Topology;
+  std::vector<int> out_peers(int rank, std::uint64_t) const override {
+    const int next = (rank + 1) % size(), previous = (rank + size() - 1) % size();
+    if (next == previous) return {next};
+    return {previous, next};
+  }
+  bool symmetric() const override { return true; }
+};
+
+class Complete final : public Topology {
+ public:
+  using Topology::Topology;
+  std::vector<int> out_peers(int rank, std::uint64_t) const override {
+    std::vector<int> peers;
+    for (int q = 0; q < size(); ++q) {
+      if (q != rank) peers.push_back(q);
+    }
+    return peers;
+  }
+  bool symmetric() const override { return true; }
+};
+
+}  // namespace
+
+std::vector<int> Topology::in_peers(int rank, std::uint64_t t) const {
+  std::vector<int> peers;
+  for (int q = 0; q < size_; ++q) {
+    const std::vector<int> out = out_peers(q, t);
+    if (std::find(out.begin(), out.end(), rank) != out.end()) peers.push_back(q);
+  }
+  return peers;
+}
+
+const std::vector<std::string>& topology_names() {
+  static const std::vector<std::string> names = {"exponential", "bipartite-exponential", "ring",
+                                                 "complete"};
+  return names;
+}
+
+std::unique_ptr<Topology> make_topology(const std::string& name, int size, int peers_per_iter) {
+  if (size < 2) throw std::invalid_argument("the gossip algorithms need at least 2 workers");
+  if (peers_per_iter < 1) throw std::invalid_argument("--peers-per-iter must be at least 1");
+  if (name == "exponential") return std::make_unique<Exponential>(size, peers_per_iter);
+  if (name == "bipartite-exponential") return std::make_unique<BipartiteExponential>(size);
+  if (name == "ring") return std::make_unique<Ring>(size);
+  if (name == "complete") return std::make_unique<Complete>(size);
+  throw std::invalid_argument("--topology: unknown topology '" + name + "'");
+}
+
+}  // namespace commsgd::algorithms

@@ -1,0 +1,133 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "algorithms/gossip/topology.hpp"
+
+namespace commsgd::algorithms {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+// Push-sum mixing at iteration t: column r spreads rank r's mass evenly over itself and its
+// out-peers.
+Matrix push_sum_mixing(const Topology& g, std::uint64_t t) {
+  const int p = g.size();
+  Matrix a(p, std::vector<double>(p, 0.0));
+  for (int r = 0; r < p; ++r) {
+    const std::vector<int> out = g.out_peers(r, t);
+    const double share = 1.0 / static_cast<double>(out.size() + 1);
+    a[r][r] += share;
+    for (const int q : out) a[q][r] += share;
+  }
+  return a;
+}
+
+struct Case {
+  std::string name;
+  int peers_per_iter;
+};
+
+class Topologies : public ::testing::TestWithParam<Case> {};
+
+// A property test over many (P, t): the invariants every gossip algorithm relies on.
+TEST_P(Topologies, InvariantsHoldForEveryRankCountAndIteration) {
+  for (int p = 2; p <= 16; ++p) {
+    if (GetParam().name == "bipartite-exponential" && p % 2 != 0) {
+      EXPECT_THROW(make_topology(GetParam().name, p, 1), std::invalid_argument) << p;
+      continue;
+    }
+    const auto g = make_topology(GetParam().name, p, GetParam().peers_per_iter);
+    for (std::uint64_t t = 0; t < 40; ++t) {
+      for (int r = 0; r < p; ++r) {
+        const std::vector<int> out = g->out_peers(r, t);
+        const std::vector<int> in = g->in_peers(r, t);
+        ASSERT_FALSE(out.empty()) << "P=" << p << " t=" << t << " r=" << r;
+        EXPECT_EQ(std::set<int>(out.begin(), out.end()).size(), out.size()) << "duplicate peer";
+        EXPECT_EQ(std::count(out.begin(), out.end(), r), 0) << "self-loop";
+        for (const int q : out) {
+          ASSERT_TRUE(q >= 0 && q < p);
+          const std::vector<int> q_in = g->in_peers(q, t);
+          EXPECT_EQ(std::count(q_in.begin(), q_in.end(), r), 1) << "in-peers miss an out-edge";
+        }
+        for (const int q : in) {
+          const std::vector<int> q_out = g->out_peers(q, t);
+          EXPECT_EQ(std::count(q_out.begin(), q_out.end(), r), 1) << "in-peer without out-edge";
+        }
+        if (g->symmetric()) {
+          EXPECT_EQ(std::set<int>(out.begin(), out.end()), std::set<int>(in.begin(), in.end()))
+              << "P=" << p << " t=" << t << " r=" << r;
+        }
+      }
+      // Column-stochastic always (push-sum conserves mass); doubly stochastic when symmetric
+      // (the uniform averaging of dpsgd keeps the mean).
+      const Matrix a = push_sum_mixing(*g, t);
+      for (int c = 0; c < p; ++c) {
+        double column = 0, row = 0;
+        for (int r = 0; r < p; ++r) {
+          column += a[r][c];
+          row += a[c][r];
+        }
+        EXPECT_NEAR(column, 1.0, 1e-12);
+        if (g->symmetric()) {
+          EXPECT_NEAR(row, 1.0, 1e-12) << "P=" << p << " t=" << t;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Topologies,
+                         ::testing::Values(Case{"exponential", 1}, Case{"exponential", 2},
+                                           Case{"exponential", 5}, Case{"bipartite-exponential", 1},
+                                           Case{"ring", 1}, Case{"complete", 1}),
+                         [](const auto& info) {
+                           std::string name =
+                               info.param.name + "_" + std::to_string(info.param.peers_per_iter);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(TopologyTest, ExponentialCyclesThroughPowersOfTwo) {
+  const auto g = make_topology("exponential", 8, 1);  // m = ⌊log2 7⌋ = 2: offsets 1, 2, 4
+  EXPECT_EQ(g->out_peers(5, 0), std::vector<int>{6});
+  EXPECT_EQ(g->out_peers(5, 1), std::vector<int>{7});
+  EXPECT_EQ(g->out_peers(5, 2), std::vector<int>{1});
+  EXPECT_EQ(g->out_peers(5, 3), std::vector<int>{6});
+  const auto two = make_topology("exponential", 8, 2);
+  EXPECT_EQ(two->out_peers(0, 2), (std::vector<int>{4, 1}));
+  // P = 3: offsets 1, 2; asking for 5 peers gives the two distinct ones.
+  EXPECT_EQ(make_topology("exponential", 3, 5)->out_peers(0, 0), (std::vector<int>{1, 2}));
+}
+
+TEST(TopologyTest, BipartitePairsActiveOddWithPassiveEven) {
+  for (const int p : {2, 4, 6, 8, 12, 16}) {
+    const auto g = make_topology("bipartite-exponential", p, 1);
+    for (std::uint64_t t = 0; t < 20; ++t) {
+      for (int r = 0; r < p; ++r) {
+        const std::vector<int> out = g->out_peers(r, t);
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_NE(out[0] % 2, r % 2) << "pairs cross the bipartition";
+        EXPECT_EQ(g->out_peers(out[0], t), std::vector<int>{r}) << "pairs are symmetric";
+      }
+    }
+  }
+  try {
+    make_topology("bipartite-exponential", 5, 1);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("even number of workers (got 5)"), std::string::npos);
+  }
+}
+
+TEST(TopologyTest, RejectsBadArguments) {
+  EXPECT_THROW(make_topology("ring", 1, 1), std::invalid_argument);
+  EXPECT_THROW(make_topology("exponential", 4, 0), std::invalid_argument);
+  EXPECT_THROW(make_topology("torus", 4, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace commsgd::algorithms
