@@ -31,6 +31,10 @@ class Algorithm {
  public:
   virtual ~Algorithm() = default;
 
+  // Called on every rank once the initial model is in place (after its broadcast), and once
+  // after the last iteration: algorithms with threads start and stop them here.
+  virtual void begin_training(std::span<const float> /*params*/) {}
+  virtual void end_training() {}
   // Called on every rank before the first iteration of each epoch (epoch-based schedules).
   virtual void begin_epoch(int /*epoch*/) {}
   virtual void synchronize_gradients(std::span<float> grads) = 0;

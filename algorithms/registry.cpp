@@ -2,6 +2,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/dense.hpp"
+#include "algorithms/gossip/adpsgd.hpp"
 #include "algorithms/gossip/dpsgd.hpp"
 #include "algorithms/gossip/osgp.hpp"
 #include "algorithms/gossip/sgp.hpp"
@@ -30,13 +31,14 @@ constexpr GossipDefaults kGossip[] = {
     {"sgp", "exponential"},
     {"osgp", "exponential"},
     {"dpsgd", "bipartite-exponential"},
+    {"adpsgd", "bipartite-exponential"},
 };
 
 }  // namespace
 
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> names = {"dense", "topk", "gtopk", "gaussiank",
-                                                 "sgp",   "osgp", "dpsgd"};
+                                                 "sgp",   "osgp", "dpsgd", "adpsgd"};
   return names;
 }
 
@@ -79,6 +81,9 @@ std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& requested,
     if (c.algo == "osgp") {
       return std::make_unique<Osgp>(comm, std::move(topology), c.max_staleness,
                                     c.comm_timeout_seconds);
+    }
+    if (c.algo == "adpsgd") {
+      return std::make_unique<Adpsgd>(comm, std::move(topology), c.comm_timeout_seconds);
     }
     return std::make_unique<Dpsgd>(comm, std::move(topology));
   }

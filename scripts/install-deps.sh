@@ -10,6 +10,7 @@ packages=(
   libcli11-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev zlib1g-dev
   googletest libgtest-dev
   python3-sklearn                          # ships the digits data set used by the tests
+  python3-matplotlib                       # commsgd-report plot
 )
 
 missing=()

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "algorithms/comm/mpi_communicator.hpp"
+#include "algorithms/comm/throttled_communicator.hpp"
 #include "trainer/options.hpp"
 #include "trainer/setup_check.hpp"
 #include "trainer/trainer.hpp"
@@ -38,7 +39,11 @@ int main(int argc, char** argv) {
 
   try {
     trainer::agree_on_setup(world, parse_error);
-    const trainer::TrainingResult result = trainer::train(options, world, world.placement());
+    std::optional<comm::ThrottledCommunicator> throttled;
+    comm::Communicator& comm = options.emulate_link_mbps > 0
+                                   ? throttled.emplace(world, options.emulate_link_mbps)
+                                   : static_cast<comm::Communicator&>(world);
+    const trainer::TrainingResult result = trainer::train(options, comm, world.placement());
     if (rank0 && !options.quiet) {
       fmt::print(
           "run {} completed: {} iterations, val top-1 {:.2f}%, val loss {:.4f}\n"

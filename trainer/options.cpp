@@ -78,10 +78,10 @@ void add_options(CLI::App& app, Options& o) {
                "Drop what was not sent instead of carrying it to the next step (ablation)")
       ->group(sparse);
 
-  const std::string gossip = "Gossip algorithms (sgp, osgp, dpsgd)";
+  const std::string gossip = "Gossip algorithms (sgp, osgp, dpsgd, adpsgd)";
   app.add_option("--topology", o.topology,
                  "Who mixes with whom, varying by iteration (default: exponential for sgp/osgp, "
-                 "bipartite-exponential for dpsgd)")
+                 "bipartite-exponential for dpsgd/adpsgd)")
       ->check(CLI::IsMember(algorithms::topology_names()))
       ->group(gossip);
   app.add_option("--peers-per-iter", o.peers_per_iter,
@@ -186,6 +186,11 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::PositiveNumber)
       ->group(rec);
   app.add_option("--network", o.network, "Label of the network, recorded with the run")->group(rec);
+  app.add_option("--emulate-link-mbps", o.emulate_link_mbps,
+                 "Slow every transfer to this link bandwidth in Mbit/s, emulating a network on one "
+                 "machine (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(rec);
   app.add_option("--dump-params", o.dump_params,
                  "Write the final flat float32 parameters to this file (rank 0)")
       ->group(rec);

@@ -71,6 +71,7 @@ struct Options {
   std::string db_dir = "runs";
   int log_every = 10;
   std::string network = "local";
+  double emulate_link_mbps = 0;
   std::string dump_params;
   bool quiet = false;
 };
@@ -83,7 +84,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threa
                                    synthetic_val, no_normalize, augment, batch_size, lr, momentum,
                                    nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
                                    clip_grad_norm, eval_batch_size, db, db_dir, log_every, network,
-                                   dump_params, quiet)
+                                   emulate_link_mbps, dump_params, quiet)
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);

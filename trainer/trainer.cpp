@@ -394,7 +394,9 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
 
   if (rank0) s.db->begin_run(s.run);
   try {
+    s.algorithm->begin_training(s.flat->params());
     TrainingResult result = TrainingLoop(o, comm, s).run();
+    s.algorithm->end_training();
     result.run_id = s.run.id;
     if (rank0) {
       result.database = database_path(o, s.run.id);

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -86,6 +87,10 @@ class Communicator {
   // Messages between one pair of ranks arrive in the order they were sent.
   void send(const void* data, std::size_t bytes, int peer);
   void receive(std::vector<std::byte>& recv, int peer);
+  // Whether a message from `peer` (or from anyone, kAnyPeer) is waiting to be received; returns
+  // its sender without blocking. For servers that must also notice when to stop.
+  static constexpr int kAnyPeer = -1;
+  std::optional<int> probe(int peer) { return do_probe(peer); }
   // Sends to and receives from `peer` at once, so two ranks exchanging cannot deadlock.
   void exchange(const void* send, std::size_t bytes, int peer, std::vector<std::byte>& recv);
   // Posts every send and receive of a round at once and waits for all of them, so no pattern of
@@ -119,6 +124,7 @@ class Communicator {
   virtual void do_barrier() = 0;
   virtual void do_send(const void* data, std::size_t bytes, int peer) = 0;
   virtual void do_receive(std::vector<std::byte>& recv, int peer) = 0;
+  virtual std::optional<int> do_probe(int peer) = 0;
   virtual void do_exchange(const void* send, std::size_t bytes, int peer,
                            std::vector<std::byte>& recv) = 0;
   virtual void do_send_receive(std::span<const Outgoing> sends,

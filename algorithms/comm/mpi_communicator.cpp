@@ -140,6 +140,14 @@ void MpiCommunicator::do_receive(std::vector<std::byte>& recv, int peer) {
   MPI_Recv(recv.data(), bytes, MPI_BYTE, peer, kTag, comm_, MPI_STATUS_IGNORE);
 }
 
+std::optional<int> MpiCommunicator::do_probe(int peer) {
+  int waiting = 0;
+  MPI_Status status;
+  MPI_Iprobe(peer == kAnyPeer ? MPI_ANY_SOURCE : peer, kTag, comm_, &waiting, &status);
+  if (!waiting) return std::nullopt;
+  return status.MPI_SOURCE;
+}
+
 void MpiCommunicator::do_exchange(const void* send, std::size_t bytes, int peer,
                                   std::vector<std::byte>& recv) {
   MPI_Request request;

@@ -8,6 +8,7 @@
 #include <system_error>
 #include <thread>
 
+#include "analysis/record/views.hpp"
 #include "commsgd/record/schema_sql.hpp"  // kSchemaSql, generated from analysis/schema.sql
 
 namespace commsgd::record {
@@ -226,10 +227,10 @@ RunDatabase::RunDatabase(const std::filesystem::path& file) : file_(file.string(
 
   enable_wal(raw, file_);                        // readers never block the writer
   exec(raw, file_, "PRAGMA foreign_keys = ON");  // off by default, per connection
-  if (version < kSchemaVersion) create_or_migrate();
+  update_schema();
 }
 
-void RunDatabase::create_or_migrate() {
+void RunDatabase::update_schema() {
   Transaction tx(db(), file_);
   // Re-read under the write lock: another process opening the same new file may have created
   // the schema while we waited, and must not be created twice.
@@ -248,6 +249,8 @@ void RunDatabase::create_or_migrate() {
   //   if (version == 1) { migrate_to_v2(); version = 2; }
   // PRAGMAs take no bound parameters; the value is a compile-time constant.
   exec(db(), file_, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
+  // Views hold no data and are not versioned: every open brings them up to this build.
+  install_views(db(), file_, ViewScope::persistent);
   tx.commit();
 }
 

@@ -1,6 +1,7 @@
 // Run database: one SQLite file recording training runs (config, per-epoch and per-step metrics)
 // and micro-benchmarks, so that reports are SQL queries. The schema is analysis/schema.sql,
-// versioned with PRAGMA user_version; opening a file creates or upgrades it.
+// versioned with PRAGMA user_version; opening a file creates or upgrades it, and re-creates the
+// views of analysis/views.sql with this build's definitions.
 //
 // Many trainers (e.g. a SLURM array) may write the same file at once: it is opened in WAL mode
 // with a 30 s busy timeout and every multi-row write is one IMMEDIATE transaction.
@@ -77,8 +78,8 @@ class RunDatabase {
   static constexpr int kSchemaVersion = 1;
 
   // Opens or creates the file (and its parent directories), enables WAL, a 30 s busy timeout and
-  // foreign keys, then creates or migrates the schema. Refuses files that are not SQLite, are
-  // SQLite but not ours, or have a newer schema than this build.
+  // foreign keys, then creates or migrates the schema and re-creates the views. Refuses files that
+  // are not SQLite, are SQLite but not ours, or have a newer schema than this build.
   explicit RunDatabase(const std::filesystem::path& file);
   RunDatabase(RunDatabase&&) noexcept = default;
   RunDatabase& operator=(RunDatabase&&) noexcept = default;
@@ -98,8 +99,8 @@ class RunDatabase {
   struct Close {
     void operator()(sqlite3* db) const noexcept;
   };
-  sqlite3* db() const;  // throws on a moved-from object instead of crashing in sqlite
-  void create_or_migrate();
+  sqlite3* db() const;   // throws on a moved-from object instead of crashing in sqlite
+  void update_schema();  // create or migrate the tables, re-create the views: one transaction
   static DatabaseError newer_schema(std::string_view file, int version);
 
   std::string file_;  // as given, for error messages

@@ -6,16 +6,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 namespace commsgd::testing {
 
-ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
+Process::Process(const std::vector<std::string>& argv) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
     setpgid(0, 0);
     dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(pipe_fds[1], STDERR_FILENO);
@@ -27,9 +29,30 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
     execvp(args[0], args.data());
     _exit(127);
   }
-  setpgid(pid, pid);
+  setpgid(pid_, pid_);
   close(pipe_fds[1]);
+  output_fd_ = pipe_fds[0];
+}
 
+Process::~Process() {
+  if (!waited_) wait(std::chrono::seconds(0));
+}
+
+std::vector<pid_t> Process::children() const {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string pid, command, state;
+    pid_t parent = 0;
+    // Fields: pid (comm) state ppid ...; comm has no spaces for the programs tests start.
+    if (stat >> pid >> command >> state >> parent && parent == pid_) {
+      found.push_back(static_cast<pid_t>(std::stol(pid)));
+    }
+  }
+  return found;
+}
+
+ProcessResult Process::wait(std::chrono::seconds timeout) {
   ProcessResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buffer[4096];
@@ -38,20 +61,25 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
-      kill(-pid, SIGKILL);
+      kill(-pid_, SIGKILL);
       break;
     }
-    pollfd fd{pipe_fds[0], POLLIN, 0};
+    pollfd fd{output_fd_, POLLIN, 0};
     if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
-    const ssize_t n = read(pipe_fds[0], buffer, sizeof(buffer));
+    const ssize_t n = read(output_fd_, buffer, sizeof(buffer));
     if (n <= 0) break;  // every writer closed: the launch is over
     result.output.append(buffer, static_cast<std::size_t>(n));
   }
-  close(pipe_fds[0]);
+  close(output_fd_);
   int status = 0;
-  waitpid(pid, &status, 0);
+  waitpid(pid_, &status, 0);
+  waited_ = true;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
+  return Process(argv).wait(timeout);
 }
 
 std::vector<std::string> mpirun_base() {

@@ -32,6 +32,7 @@ ProcessResult TrainerRuns::train(int ranks, std::vector<std::string> args) {
 std::vector<std::vector<std::string>> query(const fs::path& db, const std::string& sql) {
   sqlite3* handle = nullptr;
   EXPECT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << db;
+  sqlite3_busy_timeout(handle, 10000);  // a trainer may be writing it right now
   std::vector<std::vector<std::string>> rows;
   sqlite3_stmt* stmt = nullptr;
   EXPECT_EQ(sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
@@ -43,6 +44,22 @@ std::vector<std::vector<std::string>> query(const fs::path& db, const std::strin
       row.emplace_back(text ? reinterpret_cast<const char*>(text) : "NULL");
     }
     rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(handle);
+  return rows;
+}
+
+bool has_rows(const fs::path& db, const std::string& table) {
+  if (!fs::exists(db)) return false;
+  sqlite3* handle = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  const std::string sql = "select count(*) from " + table;
+  bool rows = false;
+  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+      sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    rows = sqlite3_column_int64(stmt, 0) > 0;
   }
   sqlite3_finalize(stmt);
   sqlite3_close(handle);

@@ -25,6 +25,10 @@ class TrainerRuns : public ::testing::Test {
 std::vector<std::vector<std::string>> query(const std::filesystem::path& db,
                                             const std::string& sql);
 
+// Whether `table` of a database that a trainer may still be creating has rows yet; false while
+// the file or its schema does not exist.
+bool has_rows(const std::filesystem::path& db, const std::string& table);
+
 // A file of raw float32 values (--dump-params).
 std::vector<float> read_floats(const std::filesystem::path& path);
 

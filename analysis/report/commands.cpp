@@ -1,0 +1,269 @@
+#include "analysis/report/commands.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "analysis/record/run_database.hpp"
+#include "analysis/report/database.hpp"
+#include "analysis/report/format.hpp"
+#include "analysis/report/merge.hpp"
+#include "analysis/report/plot.hpp"
+#include "analysis/report/plot_data.hpp"
+#include "analysis/report/reports.hpp"
+
+namespace commsgd::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<Filter> parse_filters(const std::vector<std::string>& where) {
+  std::vector<Filter> filters;
+  for (const std::string& w : where) filters.push_back(parse_filter(w));
+  return filters;
+}
+
+// What every command over runs takes: the databases and which of their runs.
+struct Selection {
+  std::vector<std::string> databases;
+  std::vector<std::string> where;
+  std::vector<std::pair<std::string, std::string>> shortcuts;  // column, value (--algo topk)
+
+  Connection open() const { return open_for_report({databases.begin(), databases.end()}); }
+  std::vector<Filter> filters() const {
+    std::vector<Filter> filters;
+    for (const auto& [column, value] : shortcuts) {
+      if (!value.empty()) filters.push_back(equals(column, value));
+    }
+    for (Filter& f : parse_filters(where)) filters.push_back(std::move(f));
+    return filters;
+  }
+};
+
+struct ReportOptions : Selection {
+  Format format = Format::text;
+};
+
+void add_databases(CLI::App* cmd, std::vector<std::string>& databases) {
+  cmd->add_option("databases", databases,
+                  "Run databases (SQLite files of commsgd-train); several are read as one")
+      ->required();
+}
+
+void add_where(CLI::App* cmd, std::vector<std::string>& where, const std::string& relation) {
+  cmd->add_option("-w,--where", where,
+                  fmt::format("Only rows where COLUMN OP VALUE (a column of {}; OP one of = != < "
+                              "<= > >= and ~ for SQL LIKE); repeat to require several",
+                              relation))
+      ->allow_extra_args(false);  // one value per -w, so that databases may follow
+}
+
+void add_format(CLI::App* cmd, Format& format, std::string_view default_name) {
+  cmd->add_option_function<std::string>(
+         "-f,--format", [&format](const std::string& name) { format = format_names().at(name); },
+         fmt::format("text, markdown, csv or json (default {})", default_name))
+      ->check(CLI::IsMember(format_names()));
+}
+
+// Positional databases, --where on run_summary and the shortcut filters.
+void add_run_selection(CLI::App* cmd, Selection& o) {
+  add_databases(cmd, o.databases);
+  add_where(cmd, o.where, "the run_summary view");
+  o.shortcuts = {{"algo", ""},    {"model", ""},   {"dataset", ""},
+                 {"network", ""}, {"workers", ""}, {"status", ""}};
+  for (auto& [column, value] : o.shortcuts)
+    cmd->add_option("--" + column, value, fmt::format("Same as -w {}=VALUE", column));
+}
+
+void print(const Table& table, Format format, const std::string& output = "") {
+  if (output.empty()) return write_table(std::cout, table, format);
+  std::ofstream out(output);
+  if (!out) throw InputError(fmt::format("{}: cannot write", output));
+  write_table(out, table, format);
+}
+
+// Adds a report over runs: `make` turns the opened database and the filters into its table.
+template <class Make>
+CLI::App* add_run_report(CLI::App& app, const std::string& name, const std::string& help,
+                         Make make) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(name, help);
+  add_run_selection(cmd, *o);
+  add_format(cmd, o->format, "text");
+  cmd->callback([o, make] { print(make(o->open(), o->filters()), o->format); });
+  return cmd;
+}
+
+void add_reports(CLI::App& app) {
+  add_run_report(app, "runs", "List runs: what ran, how it ended, accuracy, throughput",
+                 runs_report);
+
+  auto target = std::make_shared<std::optional<double>>();
+  CLI::App* compare = add_run_report(
+      app, "compare",
+      "One row per algorithm and model/network/workers: throughput, speedup over dense, final "
+      "accuracy, time to --target, bytes per step",
+      [target](const Connection& db, const std::vector<Filter>& f) {
+        return compare_report(db, f, *target);
+      });
+  compare
+      ->add_option_function<double>(
+          "--target", [target](double t) { *target = t; },
+          "Validation top-1 to time, as a fraction (e.g. 0.9)")
+      ->check(CLI::Range(0.0, 1.0));
+
+  add_run_report(app, "scaling",
+                 "Scaling efficiency, algorithms x worker counts: throughput / (P x the "
+                 "1-worker throughput)",
+                 scaling_report);
+
+  auto shares = std::make_shared<bool>(false);
+  CLI::App* breakdown =
+      add_run_report(app, "breakdown", "Mean seconds per iteration in each phase, one row per run",
+                     [shares](const Connection& db, const std::vector<Filter>& f) {
+                       return breakdown_report(db, f, *shares);
+                     });
+  breakdown->add_flag("--shares", *shares, "Each phase's share of the total instead of seconds");
+
+  add_run_report(app, "convergence", "Training and validation metrics per epoch, one row each",
+                 convergence_report);
+}
+
+void add_merge(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> databases;
+    std::string output;
+    Format format = Format::text;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge", "Copy runs and benchmarks into one database; merging again adds nothing");
+  cmd->add_option("-o,--output", o->output, "Database to merge into (created if missing)")
+      ->required();
+  add_databases(cmd, o->databases);
+  add_format(cmd, o->format, "text");
+  cmd->callback([o] {
+    std::vector<Connection> sources;  // all checked before anything is written
+    for (const std::string& file : o->databases) {
+      if (fs::exists(file) && fs::exists(o->output) && fs::equivalent(file, o->output))
+        throw InputError(fmt::format("{}: is the merge's output", file));
+      sources.push_back(open_run_database(file));
+    }
+    // RunDatabase creates the file, or checks and migrates it, and installs the views.
+    { const record::RunDatabase created(o->output); }
+    const Connection dest(o->output, SQLITE_OPEN_READWRITE, o->output);
+    sqlite3_busy_timeout(dest.get(), 30'000);  // trainers may be writing to it
+    dest.exec("PRAGMA foreign_keys = ON");
+    Table t{{"database", "runs_added", "runs_updated", "epochs", "steps", "grad_stats", "bench"},
+            {}};
+    for (const Connection& source : sources) {
+      const MergeCounts c = merge_into(dest, source);
+      t.rows.push_back(
+          {source.name(), c.runs_added, c.runs_updated, c.epochs, c.steps, c.grad_stats, c.bench});
+    }
+    print(t, o->format);
+  });
+}
+
+void add_export(CLI::App& app) {
+  struct Options {
+    std::string relation, output;
+    std::vector<std::string> databases, where;
+    Format format = Format::csv;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Every row of a table or view (e.g. steps, run_summary), as CSV for pandas");
+  cmd->add_option("table", o->relation, "Table or view")->required();
+  add_databases(cmd, o->databases);
+  add_where(cmd, o->where, "the table");
+  add_format(cmd, o->format, "csv");
+  cmd->add_option("-o,--output", o->output, "Write to this file instead of stdout");
+  cmd->callback([o] {
+    const Connection db = open_for_report({o->databases.begin(), o->databases.end()});
+    print(export_report(db, o->relation, parse_filters(o->where)), o->format, o->output);
+  });
+}
+
+void add_sql(CLI::App& app) {
+  struct Options {
+    std::string query;
+    std::vector<std::string> databases, params;
+    Format format = Format::text;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "sql", "Run one read-only query (the tables and the views of analysis/views.sql)");
+  cmd->add_option("query", o->query, "One SQL statement; ? for each --param")->required();
+  add_databases(cmd, o->databases);
+  cmd->add_option("-p,--param", o->params, "Value for the next ? (a number or text)")
+      ->allow_extra_args(false);
+  add_format(cmd, o->format, "text");
+  cmd->callback([o] {
+    std::vector<Value> params;
+    for (const std::string& p : o->params) params.push_back(parse_value(p));
+    const Connection db = open_for_report({o->databases.begin(), o->databases.end()});
+    print(sql_report(db, o->query, params), o->format);
+  });
+}
+
+void add_plots(CLI::App& app) {
+  CLI::App* plot = app.add_subcommand("plot", "Draw a figure (PNG, SVG or PDF by -o's suffix)");
+  plot->require_subcommand(1);
+  struct Options : Selection {
+    std::string output, metric = "val_top1";  // metric: convergence only
+  };
+  const auto add_kind = [plot](const std::string& name, const std::string& help, auto data) {
+    auto o = std::make_shared<Options>();
+    CLI::App* cmd = plot->add_subcommand(name, help);
+    cmd->add_option("-o,--output", o->output, "Figure file: .png, .svg or .pdf")->required();
+    cmd->callback([o, data] {
+      check_figure_path(o->output);
+      draw(data(o->open(), *o), o->output);
+    });
+    return std::pair(cmd, o);
+  };
+
+  auto [convergence, c] =
+      add_kind("convergence", "A metric against epoch and against wall time, one line per run",
+               [](const Connection& db, const Options& o) {
+                 return convergence_data(db, o.filters(), o.metric);
+               });
+  add_run_selection(convergence, *c);
+  convergence->add_option("--metric", c->metric, "What to plot")
+      ->check(CLI::IsMember(convergence_metrics()))
+      ->capture_default_str();
+
+  auto [scaling, s] = add_kind(
+      "scaling", "Scaling efficiency bars, algorithms x workers",
+      [](const Connection& db, const Options& o) { return scaling_data(db, o.filters()); });
+  add_run_selection(scaling, *s);
+
+  auto [breakdown, b] = add_kind(
+      "breakdown", "Stacked seconds per iteration by phase, per run",
+      [](const Connection& db, const Options& o) { return breakdown_data(db, o.filters()); });
+  add_run_selection(breakdown, *b);
+
+  auto [selection, l] = add_kind(
+      "selection", "Gaussian vs exact selection time against d (bench rows of commsgd-bench)",
+      [](const Connection& db, const Options& o) {
+        return selection_data(db, parse_filters(o.where));
+      });
+  add_databases(selection, l->databases);
+  add_where(selection, l->where, "the bench table");
+}
+
+}  // namespace
+
+void add_commands(CLI::App& app) {
+  add_reports(app);
+  add_merge(app);
+  add_export(app);
+  add_sql(app);
+  add_plots(app);
+}
+
+}  // namespace commsgd::report

@@ -1,0 +1,85 @@
+#include "analysis/report/database.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "analysis/record/run_database.hpp"
+#include "analysis/record/views.hpp"
+#include "analysis/report/merge.hpp"
+#include "commsgd/record/schema_sql.hpp"  // kSchemaSql, generated from analysis/schema.sql
+
+namespace commsgd::report {
+namespace {
+
+namespace fs = std::filesystem;
+using record::RunDatabase;
+
+// The first read is where a file that is not SQLite shows up; say so plainly.
+std::int64_t user_version(const Connection& db) {
+  try {
+    return std::get<std::int64_t>(db.query("PRAGMA user_version").rows.at(0).at(0));
+  } catch (const InputError&) {
+    if (sqlite3_errcode(db.get()) == SQLITE_NOTADB)
+      throw InputError(fmt::format("{}: not an SQLite database", db.name()));
+    throw;
+  }
+}
+
+void check_schema(const Connection& db) {
+  const std::int64_t version = user_version(db);
+  if (version == RunDatabase::kSchemaVersion) return;
+  if (version == 0) {
+    const Value objects = db.query("SELECT count(*) FROM sqlite_master").rows.at(0).at(0);
+    throw InputError(fmt::format(
+        "{}: {}; not a commsgd run database", db.name(),
+        std::get<std::int64_t>(objects) == 0 ? "empty" : "has tables but no schema version"));
+  }
+  throw InputError(
+      fmt::format("{}: schema version {}, but this build reads version {}{}", db.name(), version,
+                  RunDatabase::kSchemaVersion,
+                  version > RunDatabase::kSchemaVersion ? "; use a newer commsgd-report" : ""));
+}
+
+// Current view definitions on this connection only, then no writes at all: `sql` runs whatever
+// read-only query it is given on this connection.
+void prepare_for_queries(const Connection& db) {
+  try {
+    record::install_views(db.get(), db.name(), record::ViewScope::temporary);
+  } catch (const record::DatabaseError& e) {
+    throw InputError(e.what());
+  }
+  db.exec("PRAGMA query_only = ON");
+  sqlite3_limit(db.get(), SQLITE_LIMIT_ATTACHED, 0);  // ATTACH would create files
+}
+
+}  // namespace
+
+Connection open_run_database(const fs::path& file) {
+  std::error_code ec;  // a path that cannot be looked at reads as missing
+  const fs::file_status status = fs::status(file, ec);
+  if (!fs::exists(status)) throw InputError(fmt::format("{}: no such file", file.string()));
+  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", file.string()));
+  // Read-write without CREATE, though nothing writes: the last connection to close a WAL
+  // database removes its -wal and -shm files, which a read-only one would leave behind. A
+  // write-protected file opens read-only all the same.
+  Connection db(file.string(), SQLITE_OPEN_READWRITE, file.string());
+  check_schema(db);
+  return db;
+}
+
+Connection open_for_report(const std::vector<fs::path>& files) {
+  if (files.size() == 1) {
+    Connection db = open_run_database(files[0]);
+    prepare_for_queries(db);
+    return db;
+  }
+  Connection merged(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                    fmt::format("{} databases", files.size()));
+  merged.exec(std::string(record::kSchemaSql));
+  merged.exec(fmt::format("PRAGMA user_version = {}", RunDatabase::kSchemaVersion));
+  for (const fs::path& file : files) merge_into(merged, open_run_database(file));
+  prepare_for_queries(merged);
+  return merged;
+}
+
+}  // namespace commsgd::report

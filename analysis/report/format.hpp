@@ -1,0 +1,21 @@
+// Writes a Table as aligned text (for people), Markdown (for notes and READMEs), CSV (for pandas
+// and spreadsheets) or JSON (for scripts). CSV and JSON keep full precision; text and Markdown
+// round to four significant digits.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "analysis/report/table.hpp"
+
+namespace commsgd::report {
+
+enum class Format { text, markdown, csv, json };
+
+// --format's names for each Format.
+const std::map<std::string, Format>& format_names();
+
+void write_table(std::ostream& out, const Table& table, Format format);
+
+}  // namespace commsgd::report

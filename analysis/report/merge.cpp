@@ -1,0 +1,136 @@
+#include "analysis/report/merge.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace commsgd::report {
+namespace {
+
+// BEGIN IMMEDIATE: take the write lock before reading what is already there. Rolls back unless
+// committed.
+class Transaction {
+ public:
+  explicit Transaction(const Connection& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (!committed_) {
+      try {
+        db_.exec("ROLLBACK");
+      } catch (const InputError&) {  // nothing to roll back: the failed statement ended it
+      }
+    }
+  }
+  void commit() {
+    db_.exec("COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  const Connection& db_;
+  bool committed_ = false;
+};
+
+std::string joined(const std::vector<std::string>& items, std::string_view separator) {
+  return fmt::format("{}", fmt::join(items, separator));
+}
+
+std::string placeholders(std::size_t n) {
+  return joined(std::vector<std::string>(n, "?"), ", ");
+}
+
+// INSERT OR IGNORE of every row of `table`: a row whose key is already there is skipped. Here and
+// below, table and column names come from the schema itself, so they are safe to put into SQL.
+std::int64_t copy_keyed(const Connection& dest, const Connection& source,
+                        const std::string& table) {
+  const std::vector<std::string> cols = dest.columns_of(table);
+  Statement read(source, fmt::format("SELECT {} FROM {}", joined(cols, ", "), table));
+  Statement insert(dest, fmt::format("INSERT OR IGNORE INTO {} ({}) VALUES ({})", table,
+                                     joined(cols, ", "), placeholders(cols.size())));
+  read.bind({});
+  std::int64_t added = 0;
+  while (read.step()) {
+    insert.bind(read.row());
+    insert.step();
+    added += dest.changes();
+  }
+  return added;
+}
+
+void copy_runs(const Connection& dest, const Connection& source, MergeCounts& counts) {
+  const std::vector<std::string> cols = dest.columns_of("runs");
+  const auto index_of = [&](std::string_view name) {
+    return static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin());
+  };
+  const std::size_t id = index_of("id"), status = index_of("status");
+  std::vector<std::string> assignments;
+  for (const std::string& c : cols) assignments.push_back(c + " = ?");
+
+  Statement read(source, fmt::format("SELECT {} FROM runs", joined(cols, ", ")));
+  Statement insert(dest, fmt::format("INSERT OR IGNORE INTO runs ({}) VALUES ({})",
+                                     joined(cols, ", "), placeholders(cols.size())));
+  Statement finish(dest, fmt::format("UPDATE runs SET {} WHERE id = ? AND status = 'running' "
+                                     "AND ? <> 'running'",
+                                     joined(assignments, ", ")));
+  read.bind({});
+  while (read.step()) {
+    Row row = read.row();
+    insert.bind(row);
+    insert.step();
+    if (dest.changes() > 0) {
+      ++counts.runs_added;
+      continue;
+    }
+    const Value run_id = row[id], run_status = row[status];
+    row.push_back(run_id);
+    row.push_back(run_status);
+    finish.bind(row);
+    finish.step();
+    counts.runs_updated += dest.changes();
+  }
+}
+
+// Bench ids are per file: a row is the same measurement when everything but the id matches.
+std::int64_t copy_bench(const Connection& dest, const Connection& source) {
+  std::vector<std::string> cols = dest.columns_of("bench");
+  std::erase(cols, "id");
+  std::vector<std::string> numbered, same;
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    numbered.push_back(fmt::format("?{}", i + 1));
+    same.push_back(fmt::format("{} IS ?{}", cols[i], i + 1));  // IS: NULL matches NULL
+  }
+  Statement read(source, fmt::format("SELECT {} FROM bench ORDER BY id", joined(cols, ", ")));
+  Statement insert(dest,
+                   fmt::format("INSERT INTO bench ({}) SELECT {} WHERE NOT EXISTS "
+                               "(SELECT 1 FROM bench WHERE {})",
+                               joined(cols, ", "), joined(numbered, ", "), joined(same, " AND ")));
+  read.bind({});
+  std::int64_t added = 0;
+  while (read.step()) {
+    insert.bind(read.row());
+    insert.step();
+    added += dest.changes();
+  }
+  return added;
+}
+
+}  // namespace
+
+MergeCounts merge_into(const Connection& dest, const Connection& source) {
+  MergeCounts counts;
+  try {
+    Transaction tx(dest);
+    copy_runs(dest, source, counts);  // first: the other tables reference runs
+    counts.epochs = copy_keyed(dest, source, "epochs");
+    counts.steps = copy_keyed(dest, source, "steps");
+    counts.grad_stats = copy_keyed(dest, source, "grad_stats");
+    counts.bench = copy_bench(dest, source);
+    tx.commit();
+  } catch (const InputError& e) {  // e.g. rows of a run the source does not have
+    throw InputError(fmt::format("merging {}: {}", source.name(), e.what()));
+  }
+  return counts;
+}
+
+}  // namespace commsgd::report

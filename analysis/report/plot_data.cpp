@@ -1,0 +1,176 @@
+#include "analysis/report/plot_data.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "analysis/report/reports.hpp"
+
+namespace commsgd::report {
+namespace {
+
+using nlohmann::json;
+
+json to_json(const Value& v) {
+  if (is_null(v)) return nullptr;
+  return as_double(v);
+}
+
+// "algo P=workers" per row of a report with run_id, algo and workers columns, made unique with
+// the start of the run id where several runs would share a label.
+std::vector<std::string> run_labels(const Table& t) {
+  const std::size_t id = t.column("run_id"), algo = t.column("algo"), workers = t.column("workers");
+  std::map<std::string, std::set<std::string>> runs_of;
+  std::vector<std::string> labels;
+  for (const Row& row : t.rows) {
+    labels.push_back(fmt::format("{} P={}", std::get<std::string>(row[algo]),
+                                 std::get<std::int64_t>(row[workers])));
+    runs_of[labels.back()].insert(std::get<std::string>(row[id]));
+  }
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (runs_of[labels[i]].size() > 1)
+      labels[i] += fmt::format(" ({})", std::get<std::string>(t.rows[i][id]).substr(0, 8));
+  }
+  return labels;
+}
+
+// At least one point, or the figure would be an empty frame: say why instead.
+void require_points(const json& series, const std::string& why) {
+  for (const json& s : series) {
+    if (s["points"].get<int>() > 0) return;
+  }
+  throw InputError(why);
+}
+
+}  // namespace
+
+const std::vector<std::string>& convergence_metrics() {
+  static const std::vector<std::string> metrics = {"val_top1",   "val_loss",  "val_top5",
+                                                   "train_loss", "train_acc", "val_perplexity"};
+  return metrics;
+}
+
+json convergence_data(const Connection& db, const std::vector<Filter>& filters,
+                      const std::string& metric) {
+  const Table t = convergence_report(db, filters);
+  const std::vector<std::string> labels = run_labels(t);
+  const std::size_t id = t.column("run_id"), epoch = t.column("epoch"),
+                    wall = t.column("wall_seconds"), value = t.column(metric);
+  json series = json::array();
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const Row& row = t.rows[i];
+    if (i == 0 || row[id] != t.rows[i - 1][id]) {  // rows come grouped by run
+      series.push_back({{"label", labels[i]},
+                        {"epoch", json::array()},
+                        {"wall_seconds", json::array()},
+                        {"value", json::array()},
+                        {"points", 0}});
+    }
+    if (is_null(row[value])) continue;  // e.g. val_top5 with fewer than 5 classes
+    json& s = series.back();
+    s["epoch"].push_back(as_double(row[epoch]));
+    s["wall_seconds"].push_back(as_double(row[wall]));
+    s["value"].push_back(as_double(row[value]));
+    s["points"] = s["points"].get<int>() + 1;
+  }
+  require_points(series,
+                 fmt::format("{}: the selected runs have no epochs with {}", db.name(), metric));
+  return {{"kind", "convergence"}, {"metric", metric}, {"series", series}};
+}
+
+json scaling_data(const Connection& db, const std::vector<Filter>& filters) {
+  const Table t = scaling_report(db, filters);
+  const std::size_t first_p = t.column("aggregation") + 1;
+  json workers = json::array();
+  for (std::size_t c = first_p; c < t.columns.size(); ++c)
+    workers.push_back(std::stoi(t.columns[c].substr(2)));  // "P=4"
+  // A label names the algorithm; its selector and aggregation too where the same algo appears
+  // with several pairs; and the model, dataset, network or device where the rows differ in them.
+  const std::size_t algo = t.column("algo");
+  std::map<Value, std::set<std::pair<Value, Value>>> pairs_of;
+  std::vector<bool> varies(algo, false);
+  for (const Row& row : t.rows) {
+    pairs_of[row[algo]].insert({row[algo + 1], row[algo + 2]});
+    for (std::size_t c = 0; c < algo; ++c) varies[c] = varies[c] || row[c] != t.rows[0][c];
+  }
+  json series = json::array();
+  for (const Row& row : t.rows) {
+    std::vector<std::string> parts;
+    for (std::size_t c = 0; c < algo; ++c) {
+      if (varies[c]) parts.push_back(std::get<std::string>(row[c]));
+    }
+    parts.push_back(std::get<std::string>(row[algo]));
+    if (pairs_of[row[algo]].size() > 1) {
+      parts.push_back(fmt::format("({}+{})", std::get<std::string>(row[algo + 1]),
+                                  std::get<std::string>(row[algo + 2])));
+    }
+    json values = json::array();
+    int points = 0;
+    for (std::size_t c = first_p; c < row.size(); ++c) {
+      values.push_back(to_json(row[c]));
+      points += is_null(row[c]) ? 0 : 1;
+    }
+    series.push_back({{"label", fmt::format("{}", fmt::join(parts, " "))},
+                      {"values", values},
+                      {"points", points}});
+  }
+  require_points(series, fmt::format("{}: no scaling efficiency to plot: the selected runs have "
+                                     "no 1-worker run of the same model, dataset, network and "
+                                     "device",
+                                     db.name()));
+  return {{"kind", "scaling"}, {"workers", workers}, {"series", series}};
+}
+
+json breakdown_data(const Connection& db, const std::vector<Filter>& filters) {
+  const Table t = breakdown_report(db, filters, false);
+  json series = json::array();
+  for (const char* phase :
+       {"data", "forward_backward", "select", "communicate", "wait", "update", "other"}) {
+    const std::size_t c = t.column(std::string(phase) + "_s");
+    json values = json::array();
+    for (const Row& row : t.rows) values.push_back(to_json(row[c]));
+    series.push_back({{"label", phase}, {"values", values}, {"points", t.rows.size()}});
+  }
+  return {{"kind", "breakdown"}, {"bars", run_labels(t)}, {"series", series}};
+}
+
+json selection_data(const Connection& db, const std::vector<Filter>& filters) {
+  const Where where = where_clause(filters, "bench", db.columns_of("bench"));
+  const Table t = db.query(fmt::format(R"sql(
+    SELECT name, params, value FROM (SELECT * FROM bench {})
+    WHERE suite = 'kernels' AND name IN ('exact', 'gaussian') AND unit = 's'
+    ORDER BY created_at, id)sql",
+                                       where.sql),
+                           where.params);
+  // (selector, density) -> d -> seconds; later rows overwrite earlier ones: the most recent wins.
+  std::map<std::pair<std::string, double>, std::map<double, double>> points;
+  for (const Row& row : t.rows) {
+    const json params = json::parse(is_null(row[1]) ? "{}" : std::get<std::string>(row[1]), nullptr,
+                                    /*allow_exceptions=*/false);
+    if (!params.is_object() || !params["d"].is_number() || !params["density"].is_number()) continue;
+    points[{std::get<std::string>(row[0]), params["density"].get<double>()}]
+          [params["d"].get<double>()] = as_double(row[2]);
+  }
+  if (points.empty()) {
+    throw InputError(
+        fmt::format("{}: no selection benchmarks (bench rows of suite 'kernels' "
+                    "named 'exact' or 'gaussian'); run commsgd-bench kernels",
+                    db.name()));
+  }
+  json series = json::array();
+  for (const auto& [key, by_d] : points) {
+    json d = json::array(), seconds = json::array();
+    for (const auto& [size, s] : by_d) {
+      d.push_back(size);
+      seconds.push_back(s);
+    }
+    series.push_back({{"label", fmt::format("{}, density {}", key.first, key.second)},
+                      {"d", d},
+                      {"seconds", seconds},
+                      {"points", by_d.size()}});
+  }
+  return {{"kind", "selection"}, {"series", series}};
+}
+
+}  // namespace commsgd::report

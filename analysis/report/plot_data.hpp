@@ -1,0 +1,29 @@
+// The data of each figure, as the JSON document analysis/plot.py draws from: the report tool does
+// the SQL (and its filters), the script only draws. Every document has "kind" and "series", each
+// series a "label" (its legend entry) and its points.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/report/filters.hpp"
+#include "analysis/report/sqlite.hpp"
+
+namespace commsgd::report {
+
+// The `epochs` columns a convergence figure can show.
+const std::vector<std::string>& convergence_metrics();
+
+// `metric` (one of convergence_metrics()) against epoch and against wall time, one line per run.
+nlohmann::json convergence_data(const Connection& db, const std::vector<Filter>& filters,
+                                const std::string& metric);
+// Scaling efficiency against workers, one bar series per algorithm.
+nlohmann::json scaling_data(const Connection& db, const std::vector<Filter>& filters);
+// Seconds per iteration by phase, one stacked bar per run, one series per phase.
+nlohmann::json breakdown_data(const Connection& db, const std::vector<Filter>& filters);
+// Selection time of the exact and gaussian selectors against d (the `kernels` benchmark, its most
+// recent measurement of each point), one line per selector and density; filters on `bench`.
+nlohmann::json selection_data(const Connection& db, const std::vector<Filter>& filters);
+
+}  // namespace commsgd::report

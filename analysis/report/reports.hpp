@@ -1,0 +1,42 @@
+// The ready-made reports: each is SQL over the views of analysis/views.sql, restricted to the runs
+// that pass the filters (columns of the run_summary view). A report that would cover no run
+// throws InputError instead of printing an empty table.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "analysis/report/filters.hpp"
+#include "analysis/report/sqlite.hpp"
+
+namespace commsgd::report {
+
+// One row per run: what ran, how it ended, its accuracy, throughput and scaling efficiency.
+Table runs_report(const Connection& db, const std::vector<Filter>& filters);
+
+// One row per algorithm (algo, selector, aggregation) and model/dataset/network/device/workers:
+// mean throughput, speedup over the dense runs of the same row key, final accuracy, time to reach
+// `target` top-1 (mean over the runs that reached it; the column only with a target) and bytes
+// sent per step.
+Table compare_report(const Connection& db, const std::vector<Filter>& filters,
+                     std::optional<double> target);
+
+// Algorithms × worker counts: mean scaling efficiency, one column "P=<workers>" per worker count.
+Table scaling_report(const Connection& db, const std::vector<Filter>& filters);
+
+// One row per run: mean seconds per iteration in each phase, or with `shares` each phase's share
+// of the total.
+Table breakdown_report(const Connection& db, const std::vector<Filter>& filters, bool shares);
+
+// One row per run and epoch: training and validation metrics against epoch and wall time.
+Table convergence_report(const Connection& db, const std::vector<Filter>& filters);
+
+// Every row of a table or view (rows passing `filters` on its own columns).
+Table export_report(const Connection& db, std::string_view relation,
+                    const std::vector<Filter>& filters);
+
+// A read-only query given by the user, its ?s bound to `params`.
+Table sql_report(const Connection& db, std::string_view sql, const std::vector<Value>& params);
+
+}  // namespace commsgd::report

@@ -1,0 +1,235 @@
+// commsgd-report on runs of the real trainer: a GoogleTest environment launches commsgd-train
+// under mpirun once (several algorithms and worker counts, synthetic data) into one database, and
+// every case checks a subcommand's numbers against SQL written here on the raw tables.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/report/report_cli.hpp"
+
+namespace commsgd::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct Launch {
+  const char* algo;
+  int workers;
+};
+constexpr Launch kLaunches[] = {{"dense", 1}, {"dense", 2},     {"dense", 4}, {"topk", 2},
+                                {"topk", 4},  {"gaussiank", 4}, {"gtopk", 4}};
+
+class TrainerFixture : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    dir = scratch_directory("report_trainer");
+    db = (dir / "runs.sqlite").string();
+    // 256 samples, batch 8 per worker, 3 epochs: 8 to 32 iterations per epoch, so every run has
+    // several --log-every windows (a steady state after the first) and 3 epochs.
+    for (const Launch& l : kLaunches) {
+      const ProcessResult r = run_process(
+          mpirun(l.workers, {COMMSGD_TRAIN, "--algo", l.algo, "--model", "mlp", "--dataset",
+                             "synthetic", "--synthetic-train", "256", "--batch-size", "8",
+                             "--epochs", "3", "--log-every", "4", "--db", db, "--quiet"}),
+          std::chrono::seconds(120));
+      ASSERT_EQ(r.exit_code, 0) << l.algo << " P=" << l.workers << "\n" << r.output;
+    }
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  static inline fs::path dir;
+  static inline std::string db;
+};
+
+const std::string& db() {
+  return TrainerFixture::db;
+}
+
+// Throughput by hand from `steps`: workers * batch / mean seconds per iteration, over every
+// window but the first.
+std::map<std::string, double> throughput_by_run() {
+  std::map<std::string, double> samples;
+  for (const json& row : query_json(db(), R"sql(
+         SELECT r.id, r.workers * r.batch_size / avg(s.total_s_mean) AS samples_per_s
+         FROM runs r JOIN steps s ON s.run_id = r.id
+         WHERE s.step > (SELECT min(f.step) FROM steps f WHERE f.run_id = r.id)
+         GROUP BY r.id)sql"))
+    samples[row["id"]] = row["samples_per_s"];
+  return samples;
+}
+
+std::string key(const std::string& algo, std::int64_t workers) {
+  return algo + " P=" + std::to_string(workers);
+}
+
+// Run id by "algo P=workers" (each launched once).
+std::map<std::string, std::string> run_ids() {
+  std::map<std::string, std::string> ids;
+  for (const json& row : query_json(db(), "SELECT id, algo, workers FROM runs"))
+    ids[key(row["algo"], row["workers"])] = row["id"];
+  return ids;
+}
+
+void expect_close(const json& actual, double expected, const std::string& what) {
+  ASSERT_TRUE(actual.is_number()) << what << ": " << actual;
+  EXPECT_NEAR(actual.get<double>(), expected, 1e-12 * std::abs(expected)) << what;
+}
+
+TEST(ReportOnTrainerRuns, FixtureHasEveryRunWithSeveralWindowsAndEpochs) {
+  const json runs = query_json(db(), R"sql(
+      SELECT r.status, (SELECT count(*) FROM steps s WHERE s.run_id = r.id) AS windows,
+             (SELECT count(*) FROM epochs e WHERE e.run_id = r.id) AS epochs
+      FROM runs r)sql");
+  ASSERT_EQ(runs.size(), std::size(kLaunches));
+  for (const json& r : runs) {
+    EXPECT_EQ(r["status"], "completed");
+    EXPECT_GE(r["windows"], 3);
+    EXPECT_EQ(r["epochs"], 3);
+  }
+}
+
+TEST(ReportOnTrainerRuns, RunsShowsTheRecordedNumbers) {
+  const auto samples = throughput_by_run();
+  const auto runs = by(report_json({"runs", db()}), "run_id");
+  ASSERT_EQ(runs.size(), std::size(kLaunches));
+  for (const auto& [id, row] : runs) {
+    expect_close(row["samples_per_s"], samples.at(id), "samples_per_s " + id);
+    const json last = query_json(db(), "SELECT val_top1 FROM epochs WHERE run_id = '" + id +
+                                           "' ORDER BY epoch DESC LIMIT 1");
+    EXPECT_EQ(row["final_val_top1"], last.at(0)["val_top1"]);
+    EXPECT_EQ(row["epochs_done"], 3);
+    const json bytes =
+        query_json(db(), "SELECT avg(bytes_sent_mean) AS b FROM steps WHERE run_id = '" + id + "'");
+    expect_close(row["bytes_sent_per_step"], bytes.at(0)["b"], "bytes " + id);
+  }
+}
+
+TEST(ReportOnTrainerRuns, ScalingEfficiencyIsThroughputOverWorkersTimesOneWorker) {
+  const auto samples = throughput_by_run();
+  const auto ids = run_ids();
+  const double one_worker = samples.at(ids.at("dense P=1"));
+  const auto rows = by(report_json({"scaling", db()}), "algo");
+  ASSERT_EQ(rows.size(), 4u);
+  int cells = 0;
+  for (const auto& [algo, row] : rows) {
+    for (const int p : {1, 2, 4}) {
+      const json& cell = row.at("P=" + std::to_string(p));
+      const auto id = ids.find(key(algo, p));
+      if (id == ids.end()) {
+        EXPECT_TRUE(cell.is_null()) << key(algo, p) << " was not run";
+        continue;
+      }
+      expect_close(cell, samples.at(id->second) / (p * one_worker), key(algo, p));
+      ++cells;
+    }
+  }
+  EXPECT_EQ(cells, static_cast<int>(std::size(kLaunches)));
+}
+
+TEST(ReportOnTrainerRuns, CompareHasSpeedupOverDenseAndTimeToTarget) {
+  const auto samples = throughput_by_run();
+  const auto ids = run_ids();
+  const auto rows = by(report_json({"compare", db(), "--workers", "4", "--target", "0.9"}), "algo");
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& [algo, row] : rows) {
+    const std::string id = ids.at(key(algo, 4));
+    expect_close(row["samples_per_s"], samples.at(id), algo);
+    expect_close(row["speedup_vs_dense"], samples.at(id) / samples.at(ids.at("dense P=4")), algo);
+    const json reached = query_json(
+        db(), "SELECT min(wall_seconds) AS s FROM epochs WHERE val_top1 >= 0.9 AND run_id = '" +
+                  id + "'");
+    EXPECT_EQ(row["time_to_target_s"], reached.at(0)["s"]) << algo;
+    EXPECT_EQ(row["runs"], 1);
+  }
+}
+
+TEST(ReportOnTrainerRuns, BreakdownIsTheMeanOfEachPhaseOverTheSteadyState) {
+  const auto rows = by(report_json({"breakdown", db()}), "run_id");
+  const auto shares = by(report_json({"breakdown", db(), "--shares"}), "run_id");
+  ASSERT_EQ(rows.size(), std::size(kLaunches));
+  for (const auto& [id, row] : rows) {
+    const json expected = query_json(db(), R"sql(
+        SELECT avg(forward_backward_s_mean) AS fb, avg(communicate_s_mean) AS comm,
+               avg(select_s_mean) AS sel, avg(total_s_mean) AS total
+        FROM steps s
+        WHERE run_id = ')sql" + id + R"sql(' AND
+              step > (SELECT min(step) FROM steps f WHERE f.run_id = s.run_id))sql")
+                              .at(0);
+    expect_close(row["forward_backward_s"], expected["fb"], "forward_backward " + id);
+    expect_close(row["communicate_s"], expected["comm"], "communicate " + id);
+    expect_close(row["select_s"], expected["sel"], "select " + id);
+    expect_close(row["total_s"], expected["total"], "total " + id);
+    expect_close(shares.at(id)["communicate_share"],
+                 expected["comm"].get<double>() / expected["total"].get<double>(), "share " + id);
+  }
+}
+
+TEST(ReportOnTrainerRuns, ConvergenceHasEveryEpoch) {
+  const json rows = report_json({"convergence", db()});
+  const json epochs = query_json(db(), R"sql(
+      SELECT e.run_id, e.epoch, e.wall_seconds, e.val_top1, e.val_loss
+      FROM epochs e JOIN runs r ON r.id = e.run_id ORDER BY r.created_at, e.run_id, e.epoch)sql");
+  ASSERT_EQ(rows.size(), epochs.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const char* column : {"run_id", "epoch", "wall_seconds", "val_top1", "val_loss"})
+      EXPECT_EQ(rows[i][column], epochs[i][column]) << i << " " << column;
+  }
+}
+
+TEST(ReportOnTrainerRuns, MergingTheFixtureTwiceAddsNothingTheSecondTime) {
+  const std::string merged = (TrainerFixture::dir / "merged.sqlite").string();
+  const json first = report_json({"merge", "-o", merged, db()}).at(0);
+  EXPECT_EQ(first["runs_added"], std::size(kLaunches));
+  const json second = report_json({"merge", "-o", merged, db()}).at(0);
+  for (const char* count : {"runs_added", "runs_updated", "epochs", "steps", "bench"})
+    EXPECT_EQ(second[count], 0) << count;
+  const std::string counts =
+      "SELECT (SELECT count(*) FROM runs) AS runs, (SELECT count(DISTINCT id) FROM runs) AS ids, "
+      "(SELECT count(*) FROM epochs) AS epochs, (SELECT count(*) FROM steps) AS steps";
+  EXPECT_EQ(query_json(merged, counts), query_json(db(), counts));
+  // The merged copy reports the same numbers.
+  EXPECT_EQ(report_json({"scaling", merged}), report_json({"scaling", db()}));
+}
+
+TEST(ReportOnTrainerRuns, ExportHasEveryStep) {
+  const ProcessResult r = report({"export", "steps", db()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json n = query_json(db(), "SELECT count(*) AS n FROM steps");
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), n.at(0)["n"].get<int>() + 1);
+}
+
+TEST(ReportOnTrainerRuns, FiguresHaveOneSeriesPerRunOrAlgorithm) {
+  const fs::path png = TrainerFixture::dir / "figure.png";
+  auto check = [&](const std::vector<std::string>& args,
+                   const std::vector<std::pair<std::string, int>>& series) {
+    std::vector<std::string> argv = {"plot"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {db(), "-o", png.string()});
+    const ProcessResult r = report(argv);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const Figure figure = drawn(r.output);
+    EXPECT_EQ(figure.series, series);
+    EXPECT_EQ(png_size(png), std::pair(figure.width, figure.height));
+  };
+  std::vector<std::pair<std::string, int>> runs;
+  for (const Launch& l : kLaunches) runs.emplace_back(key(l.algo, l.workers), 3);
+  check({"convergence"}, runs);
+  check({"scaling"}, {{"dense", 3}, {"gaussiank", 1}, {"gtopk", 1}, {"topk", 2}});
+  check({"convergence", "--workers", "4"},
+        {{"dense P=4", 3}, {"topk P=4", 3}, {"gaussiank P=4", 3}, {"gtopk P=4", 3}});
+  std::vector<std::pair<std::string, int>> phases;
+  for (const char* p :
+       {"data", "forward_backward", "select", "communicate", "wait", "update", "other"})
+    phases.emplace_back(p, static_cast<int>(std::size(kLaunches)));
+  check({"breakdown"}, phases);
+}
+
+}  // namespace
+}  // namespace commsgd::testing
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new commsgd::testing::TrainerFixture);
+  return RUN_ALL_TESTS();
+}
