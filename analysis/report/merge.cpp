@@ -42,12 +42,8 @@ std::string placeholders(std::size_t n) {
 
 // INSERT OR IGNORE of every row of `table`: a row whose key is already there is skipped. Here and
 // below, table and column names come from the schema itself, so they are safe to put into SQL.
-std::int64_t copy_keyed(const Connection& dest, const Connection& source,
-                        const std::string& table) {
-  const std::vector<std::string> cols = dest.columns_of(table);
-  Statement read(source, fmt::format("SELECT {} FROM {}", joined(cols, ", "), table));
-  Statement insert(dest, fmt::format("INSERT OR IGNORE INTO {} ({}) VALUES ({})", table,
-                                     joined(cols, ", "), placeholders(cols.size())));
+// Runs `insert` on every row `read` yields; returns how many rows were new.
+std::int64_t insert_all(const Connection& dest, Statement& read, Statement& insert) {
   read.bind({});
   std::int64_t added = 0;
   while (read.step()) {
@@ -56,6 +52,15 @@ std::int64_t copy_keyed(const Connection& dest, const Connection& source,
     added += dest.changes();
   }
   return added;
+}
+
+std::int64_t copy_keyed(const Connection& dest, const Connection& source,
+                        const std::string& table) {
+  const std::vector<std::string> cols = dest.columns_of(table);
+  Statement read(source, fmt::format("SELECT {} FROM {}", joined(cols, ", "), table));
+  Statement insert(dest, fmt::format("INSERT OR IGNORE INTO {} ({}) VALUES ({})", table,
+                                     joined(cols, ", "), placeholders(cols.size())));
+  return insert_all(dest, read, insert);
 }
 
 void copy_runs(const Connection& dest, const Connection& source, MergeCounts& counts) {
@@ -105,14 +110,7 @@ std::int64_t copy_bench(const Connection& dest, const Connection& source) {
                    fmt::format("INSERT INTO bench ({}) SELECT {} WHERE NOT EXISTS "
                                "(SELECT 1 FROM bench WHERE {})",
                                joined(cols, ", "), joined(numbered, ", "), joined(same, " AND ")));
-  read.bind({});
-  std::int64_t added = 0;
-  while (read.step()) {
-    insert.bind(read.row());
-    insert.step();
-    added += dest.changes();
-  }
-  return added;
+  return insert_all(dest, read, insert);
 }
 
 }  // namespace
