@@ -37,6 +37,11 @@ class Algorithm {
   virtual void end_training() {}
   // Called on every rank before the first iteration of each epoch (epoch-based schedules).
   virtual void begin_epoch(int /*epoch*/) {}
+  // Whether this rank runs another iteration of the epoch, having run `done` of the `iterations`
+  // each rank is due. In lockstep (the default) every rank runs exactly `iterations`; otherwise
+  // ranks may run different numbers (adpsgd: until the job as a whole has run P·iterations).
+  virtual bool next_iteration(long done, long iterations) { return done < iterations; }
+  virtual bool lockstep() const { return true; }
   virtual void synchronize_gradients(std::span<float> grads) = 0;
   virtual void after_step(std::span<float> params) = 0;
   // The parameters to evaluate: the local copy for synchronous algorithms, the consensus average

@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
   } catch (const trainer::SetupFailed& e) {
     if (e.reporter()) print_error(e.what());
     return kExitBadInput;
+  } catch (const trainer::TrainingFailed&) {
+    if (world.size() > 1) world.abort(kExitFailed);
+    return kExitFailed;
   } catch (const std::exception& e) {
     print_error(fmt::format("rank {}: {}", world.rank(), e.what()));
     // A peer may be blocked in a collective this rank will never join: end the whole job.

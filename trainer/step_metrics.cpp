@@ -1,5 +1,8 @@
 #include "trainer/step_metrics.hpp"
 
+#include <algorithm>
+#include <limits>
+
 namespace commsgd::trainer {
 
 std::array<double, StepMetrics::kFields> StepMetrics::fields_of(const IterationSample& s) {
@@ -13,27 +16,57 @@ void StepMetrics::add(const IterationSample& sample) {
   ++iterations_;
 }
 
-record::StepRow StepMetrics::reduce(comm::Communicator& comm, std::int64_t step, int epoch) {
-  std::array<double, kFields> mean{}, max{};
-  for (std::size_t i = 0; i < kFields; ++i) {
-    mean[i] = iterations_ > 0 ? sum_[i] / iterations_ : 0.0;
-    max[i] = mean[i];
-  }
-  comm.allreduce(std::span(mean), comm::ReduceOp::sum);
-  comm.allreduce(std::span(max), comm::ReduceOp::max);
-  for (double& m : mean) m /= comm.size();
+void StepMetrics::close_window(std::int64_t step) {
+  if (iterations_ == 0) return;
+  Window w{{}, step};
+  for (std::size_t i = 0; i < kFields; ++i) w.mean[i] = sum_[i] / iterations_;
+  windows_.push_back(w);
   sum_.fill(0.0);
   iterations_ = 0;
+}
 
-  record::StepRow row;
-  row.step = step;
-  row.epoch = epoch;
-  record::Stat* stats[kFields] = {&row.loss,           &row.data_s,        &row.forward_backward_s,
-                                  &row.select_s,       &row.communicate_s, &row.wait_s,
-                                  &row.update_s,       &row.total_s,       &row.bytes_sent,
-                                  &row.bytes_received, &row.density};
-  for (std::size_t i = 0; i < kFields; ++i) *stats[i] = {mean[i], max[i]};
-  return row;
+std::vector<record::StepRow> StepMetrics::reduce(comm::Communicator& comm, int epoch) {
+  std::int64_t count = static_cast<std::int64_t>(windows_.size());
+  comm.allreduce(std::span(&count, 1), comm::ReduceOp::max);
+  const auto n = static_cast<std::size_t>(count);
+
+  // Window j of every rank that has one: sums and counts for the mean, maxima for the max (a
+  // rank without window j adds nothing and contributes -inf), and the latest step it ended at.
+  std::vector<double> sums(n * kFields, 0.0), present(n, 0.0);
+  std::vector<double> maxima(n * kFields, -std::numeric_limits<double>::infinity());
+  std::vector<std::int64_t> steps(n, 0);
+  for (std::size_t j = 0; j < windows_.size(); ++j) {
+    for (std::size_t i = 0; i < kFields; ++i) {
+      sums[j * kFields + i] = windows_[j].mean[i];
+      maxima[j * kFields + i] = windows_[j].mean[i];
+    }
+    present[j] = 1;
+    steps[j] = windows_[j].step;
+  }
+  comm.allreduce(std::span(sums), comm::ReduceOp::sum);
+  comm.allreduce(std::span(present), comm::ReduceOp::sum);
+  comm.allreduce(std::span(maxima), comm::ReduceOp::max);
+  comm.allreduce(std::span(steps), comm::ReduceOp::max);
+  windows_.clear();
+
+  std::vector<record::StepRow> rows(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    record::StepRow& row = rows[j];
+    // Ranks out of lockstep end window j at different iterations: keep the rows' steps distinct
+    // and increasing.
+    row.step = std::max(steps[j], last_step_ + 1);
+    last_step_ = row.step;
+    row.epoch = epoch;
+    record::Stat* stats[kFields] = {
+        &row.loss,           &row.data_s,        &row.forward_backward_s,
+        &row.select_s,       &row.communicate_s, &row.wait_s,
+        &row.update_s,       &row.total_s,       &row.bytes_sent,
+        &row.bytes_received, &row.density};
+    for (std::size_t i = 0; i < kFields; ++i) {
+      *stats[i] = {sums[j * kFields + i] / present[j], maxima[j * kFields + i]};
+    }
+  }
+  return rows;
 }
 
 }  // namespace commsgd::trainer

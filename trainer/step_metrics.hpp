@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "algorithms/comm/communicator.hpp"
 #include "analysis/record/run_database.hpp"
@@ -16,20 +17,30 @@ struct IterationSample {
   double bytes_sent = 0, bytes_received = 0, density = 0;
 };
 
-// Averages iterations over a --log-every window on each rank, then over ranks (mean and max), into
-// the `steps` row of that window. reduce() is a collective: every rank calls it at the same step.
+// Averages iterations over a --log-every window on each rank, then window by window over ranks
+// (mean and max) into `steps` rows. In lockstep, every rank closes the same windows and reduces
+// after each; ranks that run different numbers of iterations (adpsgd) reduce all of an epoch's
+// windows at its end, each row over the ranks that reached that window.
 class StepMetrics {
  public:
   void add(const IterationSample& sample);
-  bool empty() const { return iterations_ == 0; }
-  record::StepRow reduce(comm::Communicator& comm, std::int64_t step, int epoch);
+  // Ends the current window at this rank's iteration `step`; nothing if it is empty.
+  void close_window(std::int64_t step);
+  // Collective: the closed windows of every rank, combined; clears them.
+  std::vector<record::StepRow> reduce(comm::Communicator& comm, int epoch);
 
  private:
   static constexpr std::size_t kFields = 11;
   static std::array<double, kFields> fields_of(const IterationSample& s);
 
+  struct Window {
+    std::array<double, kFields> mean;
+    std::int64_t step;
+  };
   std::array<double, kFields> sum_{};
   int iterations_ = 0;
+  std::vector<Window> windows_;
+  std::int64_t last_step_ = -1;
 };
 
 }  // namespace commsgd::trainer

@@ -232,21 +232,28 @@ class TrainingLoop {
     for (int epoch = 0; epoch < epochs_; ++epoch) {
       const std::vector<std::uint32_t> order = s_.sampler->epoch_indices(epoch);
       const double epoch_start = clock_.seconds();
-      const long iterations = std::min(s_.iterations_per_epoch, total_iterations_ - iteration);
+      // Each rank's share this epoch (ranks out of lockstep may run more or fewer).
+      const long iterations =
+          std::min(s_.iterations_per_epoch, total_iterations_ - epoch * s_.iterations_per_epoch);
       const auto b = static_cast<std::size_t>(o_.batch_size);
       s_.algorithm->begin_epoch(epoch);
-      for (long i = 0; i < iterations; ++i, ++iteration) {
+      const bool lockstep = s_.algorithm->lockstep();
+      for (long i = 0; s_.algorithm->next_iteration(i, iterations); ++i, ++iteration) {
         result.iteration_starts.push_back(clock_.seconds());
-        const std::span<const std::uint32_t> batch =
-            std::span(order).subspan(static_cast<std::size_t>(i) * b, b);
-        metrics_.add(step(epoch, iteration, batch));
-        if ((iteration + 1) % o_.log_every == 0 || i + 1 == iterations) {
-          const record::StepRow row = metrics_.reduce(comm_, iteration, epoch);
-          if (rank0_) pending_steps_.push_back(row);
+        // A rank that runs more than its share (adpsgd) goes round its shard again.
+        const auto first = static_cast<std::size_t>(i % s_.iterations_per_epoch) * b;
+        metrics_.add(step(epoch, iteration, std::span(order).subspan(first, b)));
+        if ((iteration + 1) % o_.log_every == 0 || (lockstep && i + 1 == iterations)) {
+          metrics_.close_window(iteration);
+          if (lockstep) record_steps(metrics_.reduce(comm_, epoch));
         }
         if (rank0_ && clock_.seconds() - last_flush_ > kFlushSeconds) flush_steps();
         progress_.on_iteration(epoch, iteration, train_sums_[0] / train_sums_[2],
                                samples_per_second(i + 1, clock_.seconds() - epoch_start));
+      }
+      if (!lockstep) {
+        metrics_.close_window(iteration - 1);
+        record_steps(metrics_.reduce(comm_, epoch));
       }
       result.training_end = clock_.seconds();
       eval = end_epoch(epoch, iteration,
@@ -348,6 +355,10 @@ class TrainingLoop {
     return eval;
   }
 
+  void record_steps(const std::vector<record::StepRow>& rows) {
+    if (rank0_) pending_steps_.insert(pending_steps_.end(), rows.begin(), rows.end());
+  }
+
   void flush_steps() {
     s_.db->add_steps(s_.run.id, pending_steps_);
     pending_steps_.clear();
@@ -405,8 +416,11 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     }
     return result;
   } catch (const std::exception& e) {
+    // Reported here, before unwinding destroys the algorithm: a comm thread that cannot stop
+    // makes its destructor end the job.
+    fmt::print(stderr, "commsgd-train: error: rank {}: {}\n", comm.rank(), e.what());
     if (rank0) mark_failed(*s.db, s.run.id, e.what());
-    throw;
+    throw TrainingFailed(e.what());
   }
 }
 

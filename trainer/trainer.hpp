@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,14 @@ struct TrainingResult {
   double training_end = 0;
 };
 
+// Training failed on this rank after it started; the error was already printed and recorded.
+class TrainingFailed : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Trains on every rank of `comm` (a collective from start to end). Setup problems (bad options,
 // data, database path) surface as SetupFailed on every rank before any training; a failure during
-// training marks the run `failed` and rethrows.
+// training is printed, marks the run `failed`, and comes out as TrainingFailed.
 TrainingResult train(const Options& options, comm::Communicator& comm,
                      const comm::Placement& where);
 

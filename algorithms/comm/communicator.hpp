@@ -61,6 +61,17 @@ struct Incoming {
   int peer;
 };
 
+// A 64-bit counter every rank can add to atomically without the others taking part (MPI
+// one-sided Fetch_and_op), e.g. a global iteration budget. Made and released collectively.
+class SharedCounter {
+ public:
+  virtual ~SharedCounter() = default;
+  // Adds `value` and returns what the counter held before.
+  virtual std::int64_t fetch_add(std::int64_t value) = 0;
+  // Collective: every rank releases the counter together.
+  virtual void release() = 0;
+};
+
 // One small interface over MPI (host buffers) and, later, NCCL (device buffers), in the spirit of
 // c10d's ProcessGroup. The public calls count traffic and forward to the backend's do_* hooks, so
 // every backend is counted the same way.
@@ -100,6 +111,8 @@ class Communicator {
   // A new communicator over the same ranks whose traffic never mixes with this one's: for a
   // communication thread (needs MPI_THREAD_MULTIPLE). Collective.
   virtual std::unique_ptr<Communicator> duplicate() = 0;
+  // Collective: a counter, starting at 0, that lives on rank 0.
+  virtual std::unique_ptr<SharedCounter> shared_counter() = 0;
 
   // Ends every rank of the job: the one way out that cannot leave a peer blocked in a collective.
   [[noreturn]] virtual void abort(int exit_code) = 0;

@@ -96,6 +96,46 @@ std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
   return std::make_unique<MpiCommunicator>(comm_);
 }
 
+namespace {
+
+// One int64 in an MPI window on rank 0; every access is a passive-target Fetch_and_op.
+class MpiSharedCounter final : public SharedCounter {
+ public:
+  explicit MpiSharedCounter(MPI_Comm comm) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    const MPI_Aint bytes = rank == 0 ? sizeof(std::int64_t) : 0;
+    MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, comm, &memory_, &window_);
+    if (rank == 0) *static_cast<std::int64_t*>(memory_) = 0;
+    MPI_Win_fence(0, window_);
+  }
+  // A counter not released collectively belongs to a job on its way to MPI_Abort: freeing the
+  // window here could wait for ranks that never come.
+  ~MpiSharedCounter() override = default;
+
+  std::int64_t fetch_add(std::int64_t value) override {
+    std::int64_t before = 0;
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, window_);
+    MPI_Fetch_and_op(&value, &before, MPI_INT64_T, 0, 0, MPI_SUM, window_);
+    MPI_Win_unlock(0, window_);
+    return before;
+  }
+
+  void release() override {
+    if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+  }
+
+ private:
+  void* memory_ = nullptr;
+  MPI_Win window_ = MPI_WIN_NULL;
+};
+
+}  // namespace
+
+std::unique_ptr<SharedCounter> MpiCommunicator::shared_counter() {
+  return std::make_unique<MpiSharedCounter>(comm_);
+}
+
 void MpiCommunicator::do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
   MPI_Allreduce(MPI_IN_PLACE, buffer, checked_count(count), to_mpi(type), to_mpi(op), comm_);
 }

@@ -30,6 +30,7 @@ class MpiCommunicator final : public Communicator {
   // Throws std::runtime_error unless MPI granted MPI_THREAD_MULTIPLE, which the communication
   // threads the duplicates are for need.
   std::unique_ptr<Communicator> duplicate() override;
+  std::unique_ptr<SharedCounter> shared_counter() override;
 
  protected:
   void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override;

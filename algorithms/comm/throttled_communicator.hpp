@@ -20,6 +20,7 @@ class ThrottledCommunicator final : public Communicator {
   int size() const override { return inner_.size(); }
   [[noreturn]] void abort(int exit_code) override;
   std::unique_ptr<Communicator> duplicate() override;
+  std::unique_ptr<SharedCounter> shared_counter() override { return inner_.shared_counter(); }
 
  protected:
   void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override;

@@ -30,22 +30,34 @@ bool poll_until(Clock::time_point deadline, Ready&& ready) {
 Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, double timeout_seconds)
     : Gossip(comm, std::move(topology)),
       timeout_seconds_(timeout_seconds),
-      gossip_comm_(comm.duplicate()) {
+      gossip_comm_(comm.duplicate()),
+      budget_(comm.shared_counter()) {
   if (!topology_->symmetric()) {
     throw std::invalid_argument("--algo adpsgd needs --topology bipartite-exponential");
   }
 }
 
 Adpsgd::~Adpsgd() {
-  // Normally end_training() already stopped the thread. On the way out of a failure, a peer may
-  // be gone and the thread stuck: ending the whole job is the way out that cannot hang.
-  if (thread_.joinable() && !stop_gossip()) comm_.abort(1);
+  // Normally end_training() already stopped the thread. On the way out of a failure the peers
+  // may never send their last messages: after a short grace, ending the whole job is the way
+  // out that cannot hang.
+  if (thread_.joinable() && !stop_gossip(2.0)) comm_.abort(1);
 }
 
 void Adpsgd::begin_training(std::span<const float> params) {
   x_.assign(params.begin(), params.end());
   last_ = x_;
   thread_ = std::thread([this] { gossip(); });
+}
+
+bool Adpsgd::next_iteration(long done, long iterations) {
+  // Every rank asks at least once per epoch and stops at its first refusal, so an epoch takes
+  // P·iterations grants and then exactly P refusals from the counter.
+  const std::int64_t ranks = comm_.size();
+  if (done == 0) budget_end_ += ranks * iterations;
+  const bool granted = budget_->fetch_add(1) < budget_end_;
+  if (!granted) budget_end_ += ranks;
+  return granted;
 }
 
 void Adpsgd::after_step(std::span<float> params) {
@@ -66,7 +78,8 @@ void Adpsgd::after_step(std::span<float> params) {
 }
 
 void Adpsgd::end_training() {
-  if (!stop_gossip()) {
+  budget_->release();
+  if (!stop_gossip(timeout_seconds_)) {
     throw std::runtime_error("adpsgd: the gossip thread did not finish within " +
                              std::to_string(timeout_seconds_) + " s (--comm-timeout)");
   }
@@ -74,11 +87,11 @@ void Adpsgd::end_training() {
   if (failure_) std::rethrow_exception(failure_);
 }
 
-bool Adpsgd::stop_gossip() {
+bool Adpsgd::stop_gossip(double timeout_seconds) {
   std::unique_lock lock(mutex_);
   stopping_ = true;
   changed_.notify_all();
-  if (!changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds_),
+  if (!changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
                          [&] { return finished_; })) {
     return false;
   }

@@ -14,8 +14,9 @@ namespace commsgd::algorithms {
 // gossip thread averages its parameters with one peer of the bipartite graph at a time, atomically
 // for the pair: x_i, x_j ← (x_i + x_j)/2. Odd (active) ranks initiate one exchange per local
 // iteration; even (passive) ranks serve whoever asks. Since passive ranks never wait on anyone,
-// no cycle of waits can form. An active rank that hears nothing back within --comm-timeout fails
-// the run instead of hanging.
+// no cycle of waits can form. Each epoch's budget of P·iterations is shared through a counter on
+// rank 0 (MPI Fetch_and_op): a rank trains until the job has claimed it all. An active rank that
+// hears nothing back within --comm-timeout fails the run instead of hanging.
 //
 // Protocol on a duplicate communicator: active → passive: x_i (request); passive → active: x_j
 // (reply); active → every passive at the end: an empty message (done). A passive thread ends when
@@ -31,6 +32,9 @@ class Adpsgd final : public Gossip {
   ~Adpsgd() override;
 
   void begin_training(std::span<const float> params) override;
+  // Claims the iteration from the job's shared budget, so fast ranks run more of them.
+  bool next_iteration(long done, long iterations) override;
+  bool lockstep() const override { return false; }
   void after_step(std::span<float> params) override;
   void end_training() override;
   AlgorithmStats stats() const override;
@@ -43,10 +47,12 @@ class Adpsgd final : public Gossip {
   // Averages x_ with a peer's parameters (lock held).
   void average_with(std::span<const std::byte> peer_params);
   // Stops the gossip thread and waits for it at most the timeout; false if it did not end.
-  bool stop_gossip();
+  bool stop_gossip(double timeout_seconds);
 
   const double timeout_seconds_;
   std::unique_ptr<comm::Communicator> gossip_comm_;
+  std::unique_ptr<comm::SharedCounter> budget_;
+  std::int64_t budget_end_ = 0;  // the counter value at which this epoch's budget runs out
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

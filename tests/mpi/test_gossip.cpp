@@ -132,6 +132,27 @@ TEST(GossipMpi, AdpsgdRunsRepeatedlyWithoutHangingAndConservesTheMean) {
   }
 }
 
+// The epoch budget is the job's, not each rank's: whoever is faster runs more of the P·n
+// iterations, and every epoch hands out exactly P·n of them.
+TEST(GossipMpi, AdpsgdSharesEachEpochsIterationBudget) {
+  comm::MpiCommunicator comm;
+  if (comm.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
+  std::vector<float> params = random_model(comm.rank());
+  Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1), 60);
+  adpsgd.begin_training(params);
+  for (const long iterations : {50L, 7L, 1L, 30L}) {
+    std::int64_t done = 0;
+    while (adpsgd.next_iteration(done, iterations)) {
+      ++done;
+      adpsgd.after_step(params);
+    }
+    std::int64_t total = done;
+    comm.allreduce(std::span(&total, 1), comm::ReduceOp::sum);
+    EXPECT_EQ(total, comm.size() * iterations);
+  }
+  adpsgd.end_training();
+}
+
 // Rank 0 pushes to everyone, everyone else only to rank 0: in-degrees P−1 and 1. Uniform
 // averaging would drift towards rank 0; push-sum's weights de-bias it exactly.
 class Star final : public Topology {
