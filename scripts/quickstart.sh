@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target commsgd-train
+cmake --build --preset release -j "$(nproc)" --target commsgd-train commsgd-report
 
 out=results/quickstart
 db="$out/digits.sqlite"
@@ -15,27 +15,20 @@ rm -f "$db" "$db-wal" "$db-shm"
 
 mpi=(mpirun --oversubscribe --bind-to none -x OMP_NUM_THREADS=1)
 [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
-train=(build/release/trainer/commsgd-train --config configs/digits.toml --db "$db")
+train=(build/release/trainer/commsgd-train --config configs/digits.toml --db "$db" --quiet)
+report=build/release/analysis/report/commsgd-report
 
-echo "== dense S-SGD, 1 worker, batch 64"
-"${mpi[@]}" -np 1 "${train[@]}" --batch-size 64
-echo "== dense S-SGD, 4 workers, batch 16 each"
-"${mpi[@]}" -np 4 "${train[@]}" --batch-size 16
+echo "== dense S-SGD on 1 worker (the scaling baseline)"
+"${mpi[@]}" -np 1 "${train[@]}" --algo dense
+for algo in dense topk gtopk gaussiank sgp osgp dpsgd adpsgd; do
+  echo "== $algo on 4 workers"
+  "${mpi[@]}" -np 4 "${train[@]}" --algo "$algo" --density 0.01
+done
 
 echo
-echo "== comparison (from $db)"
-sqlite3 -header -column "$db" "
-  SELECT r.algo, r.workers, r.batch_size AS batch_per_worker,
-         printf('%.2f%%', 100 * e.val_top1) AS val_top1,
-         printf('%.4f', e.val_loss) AS val_loss,
-         printf('%.0f', r.workers * r.batch_size / avg(s.total_s_mean)) AS samples_per_s,
-         printf('%.2f', avg(s.communicate_s_mean) / avg(s.total_s_mean)) AS comm_share,
-         r.status
-  FROM runs r
-  JOIN epochs e ON e.run_id = r.id AND e.epoch = (SELECT max(epoch) FROM epochs WHERE run_id = r.id)
-  JOIN steps s ON s.run_id = r.id
-  GROUP BY r.id ORDER BY r.workers"
+echo "== comparison at 4 workers (commsgd-report compare $db --workers 4)"
+"$report" compare "$db" --workers 4
 echo
-echo "4-worker accuracy: $(sqlite3 "$db" "SELECT printf('%.2f%%', 100 * e.val_top1) FROM runs r
-  JOIN epochs e ON e.run_id = r.id WHERE r.workers = 4 ORDER BY e.epoch DESC LIMIT 1") on the held-out digits"
-echo "database: $db   (try: sqlite3 $db 'select * from runs')"
+echo "4-worker dense accuracy: $("$report" sql "SELECT printf('%.2f%%', 100 * final_val_top1)
+  FROM run_summary WHERE algo = 'dense' AND workers = 4" "$db" -f csv | tail -n 1) on the held-out digits"
+echo "database: $db   (try: $report runs $db, or sqlite3 $db 'select * from runs')"
