@@ -1,6 +1,7 @@
 #include "trainer/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include "algorithms/algorithm.hpp"
@@ -18,6 +19,21 @@ const char* const kDescription =
     "`srun --mpi=pmix commsgd-train ...`; every rank reads the same options. Every option can\n"
     "also be set in a TOML file given with --config (keys are the long option names); flags\n"
     "on the command line override the file. Each run is recorded in SQLite (see --db).";
+
+// Bounds checks whose message a person can read (CLI11's own print the range as ±1.8e308).
+// CLI11 puts the option's name in front of the message.
+CLI::Validator bound_check(double lowest, bool inclusive, const std::string& requirement) {
+  return CLI::Validator(
+      [=](const std::string& text) {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        const bool ok = inclusive ? value >= lowest : value > lowest;
+        return ok ? std::string() : requirement + " (got " + text + ")";
+      },
+      inclusive ? "NON-NEGATIVE" : "POSITIVE");
+}
+const CLI::Validator kPositive = bound_check(0, false, "must be > 0");
+const CLI::Validator kNonNegative = bound_check(0, true, "must be >= 0");
 
 // CLI11 validator for "epoch:value,..." flags: the empty string means valid.
 std::string epoch_schedule_check(const std::string& text) {
@@ -42,17 +58,17 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::IsMember(algorithms::algorithm_names()))
       ->group(run);
   app.add_option("--epochs", o.epochs, "Passes over the training set")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(run);
   app.add_option("--max-steps", o.max_steps,
                  "Stop after this many iterations in total (0: run all --epochs)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->group(run);
   app.add_option("--seed", o.seed, "Seed for initialization, shuffling and synthetic data")
       ->group(run);
   app.add_option("--threads", o.threads,
                  "Intra-op threads per rank (0: the node's cores divided among its ranks)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->group(run);
 
   const std::string sparse = "Sparse algorithms (topk, gtopk, gaussiank)";
@@ -86,15 +102,15 @@ void add_options(CLI::App& app, Options& o) {
       ->group(gossip);
   app.add_option("--peers-per-iter", o.peers_per_iter,
                  "exponential: out-peers per iteration (the next offsets 2^i)")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(gossip);
   app.add_option("--max-staleness", o.max_staleness,
                  "osgp: iterations a worker may run ahead of its gossip arrivals")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->group(gossip);
   app.add_option("--comm-timeout", o.comm_timeout,
                  "Seconds a gossip wait may last before the run fails instead of hanging")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(gossip);
 
   const std::string model = "Model";
@@ -103,7 +119,7 @@ void add_options(CLI::App& app, Options& o) {
       ->group(model);
   app.add_option("--mlp-hidden", o.mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(model);
 
   const std::string data = "Data";
@@ -117,7 +133,7 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--csv-shape", o.csv_shape, "C,H,W of each csv row's features, to feed a CNN")
       ->delimiter(',')
       ->expected(3)
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(data);
   app.add_option("--val-fraction", o.val_fraction, "csv: fraction of rows held out for validation")
       ->check(CLI::Range(0.0, 0.99))
@@ -130,16 +146,16 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--synthetic-shape", o.synthetic_shape, "C,H,W of synthetic samples")
       ->delimiter(',')
       ->expected(3)
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(data);
   app.add_option("--synthetic-classes", o.synthetic_classes, "Classes of the synthetic set")
       ->check(CLI::Range(2, 100000))
       ->group(data);
   app.add_option("--synthetic-train", o.synthetic_train, "Synthetic training samples")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(data);
   app.add_option("--synthetic-val", o.synthetic_val, "Synthetic validation samples")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(data);
   app.add_flag("--no-normalize", o.no_normalize,
                "Feed raw pixel/feature values (default: standardize)")
@@ -152,30 +168,28 @@ void add_options(CLI::App& app, Options& o) {
 
   const std::string opt = "Optimization";
   app.add_option("--batch-size", o.batch_size, "Samples per iteration on each worker")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(opt);
-  app.add_option("--lr", o.lr, "Base learning rate")->check(CLI::PositiveNumber)->group(opt);
+  app.add_option("--lr", o.lr, "Base learning rate")->check(kPositive)->group(opt);
   app.add_option("--momentum", o.momentum, "SGD momentum")
       ->check(CLI::Range(0.0, 0.999))
       ->group(opt);
   app.add_flag("--nesterov", o.nesterov, "Nesterov momentum")->group(opt);
-  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")
-      ->check(CLI::NonNegativeNumber)
-      ->group(opt);
+  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->check(kNonNegative)->group(opt);
   app.add_option("--lr-schedule", o.lr_schedule,
                  "Multiply the lr by FACTOR from EPOCH on: \"81:0.1,122:0.1\"")
       ->check(epoch_schedule_check)
       ->group(opt);
   app.add_option("--warmup-epochs", o.warmup_epochs, "Linear lr warm-up over these epochs")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->group(opt);
   app.add_flag("--scale-lr", o.scale_lr, "Multiply the lr by the number of workers")->group(opt);
   app.add_option("--clip-grad-norm", o.clip_grad_norm,
                  "Clip the synchronized gradient to this global L2 norm (0: off)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->group(opt);
   app.add_option("--eval-batch-size", o.eval_batch_size, "Samples per validation batch")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(opt);
 
   const std::string rec = "Recording";
@@ -183,13 +197,13 @@ void add_options(CLI::App& app, Options& o) {
       ->group(rec);
   app.add_option("--db-dir", o.db_dir, "Without --db: write DIR/<run id>.sqlite")->group(rec);
   app.add_option("--log-every", o.log_every, "Record step timings every N iterations")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group(rec);
   app.add_option("--network", o.network, "Label of the network, recorded with the run")->group(rec);
   app.add_option("--emulate-link-mbps", o.emulate_link_mbps,
                  "Slow every transfer to this link bandwidth in Mbit/s, emulating a network on one "
                  "machine (0: off)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->group(rec);
   app.add_option("--dump-params", o.dump_params,
                  "Write the final flat float32 parameters to this file (rank 0)")
@@ -244,6 +258,12 @@ void validate(const Options& o) {
   }
   if (!o.csv_shape.empty() && o.dataset != "csv") {
     throw UsageError("--csv-shape applies to --dataset csv only");
+  }
+  if (!o.dump_params.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(o.dump_params).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+      throw UsageError("--dump-params: directory " + parent.string() + " does not exist");
+    }
   }
 }
 

@@ -135,12 +135,13 @@ TEST_F(DenseMpi, MissingDataFileIsOneClearErrorWithExitCodeTwo) {
   EXPECT_FALSE(fs::exists(dir_ / "runs")) << "no run may be recorded";
 }
 
-// A failure after training started (here: the final parameters cannot be written) must end every
+// A failure after training started (here: the final parameters cannot be written, the path being
+// a directory) must end every
 // rank with a non-zero code and leave the run row `failed` with the reason, not `running`.
 TEST_F(DenseMpi, FailureDuringTheRunIsRecordedAsFailed) {
   const fs::path db = dir_ / "failed.sqlite";
-  const ProcessResult run = train(2, {"--max-steps", "3", "--db", db.string(), "--dump-params",
-                                      (dir_ / "no_such_dir" / "p.bin").string()});
+  const ProcessResult run =
+      train(2, {"--max-steps", "3", "--db", db.string(), "--dump-params", dir_.string()});
   ASSERT_FALSE(run.timed_out) << run.output;
   EXPECT_NE(run.exit_code, 0) << run.output;
   const auto runs = query(db, "select status, exit_reason, finished_at is not null from runs");
