@@ -1,12 +1,21 @@
 #pragma once
 
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/gossip/consensus.hpp"
 #include "algorithms/gossip/topology.hpp"
 
 namespace commsgd::algorithms {
+
+// Sends `message` to every rank of `out` and receives a message of the same size from every rank
+// of `in`, into `received` back to back in the order of `in`. One round of point-to-point
+// messages, all posted at once.
+void exchange_with_peers(comm::Communicator& comm, std::span<const float> message,
+                         const std::vector<int>& out, const std::vector<int>& in,
+                         std::vector<float>& received);
 
 // What the gossip algorithms share: no gradient synchronization (each rank steps on its own
 // gradient), mixing of parameters after the step, and evaluation of the consensus average.
@@ -23,6 +32,11 @@ class Gossip : public Algorithm {
   AlgorithmStats stats() const override { return stats_; }
 
  protected:
+  // exchange_with_peers on the training thread: the whole round is time training waits, and
+  // counts as communication too.
+  void mix_round(std::span<const float> message, const std::vector<int>& out,
+                 const std::vector<int>& in, std::vector<float>& received);
+
   comm::Communicator& comm_;
   std::unique_ptr<Topology> topology_;
   ConsensusAverage consensus_;

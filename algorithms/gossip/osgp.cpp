@@ -40,18 +40,9 @@ void Osgp::communicate() {
     }
     try {
       const std::size_t n = exchange.message.size();
-      received.assign(exchange.in.size() * n, 0.0f);
-      std::vector<comm::Outgoing> sends;
-      for (const int peer : exchange.out) {
-        sends.push_back({exchange.message.data(), n * sizeof(float), peer});
-      }
-      std::vector<comm::Incoming> receives;
-      for (std::size_t i = 0; i < exchange.in.size(); ++i) {
-        receives.push_back({received.data() + i * n, n * sizeof(float), exchange.in[i]});
-      }
       const comm::CommCounters before = thread_comm_->counters();
       const Stopwatch watch;
-      thread_comm_->send_receive(sends, receives);
+      exchange_with_peers(*thread_comm_, exchange.message, exchange.out, exchange.in, received);
       const double seconds = watch.seconds();
 
       const std::lock_guard lock(mutex_);

@@ -2,7 +2,6 @@
 // mean, push-sum weights are conserved, and push-sum de-biases exactly on a non-regular graph.
 // Every rank runs every test; no check skips a collective.
 #include <gtest/gtest.h>
-#include <mpi.h>
 
 #include <cmath>
 #include <random>
@@ -181,19 +180,3 @@ TEST(GossipMpi, PushSumIsExactOnANonRegularGraph) {
 
 }  // namespace
 }  // namespace commsgd::algorithms
-
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {
-    delete ::testing::UnitTest::GetInstance()->listeners().Release(
-        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return failed;
-}

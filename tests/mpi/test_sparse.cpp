@@ -56,6 +56,15 @@ std::vector<float> allgather(const std::vector<float>& mine, int size) {
   return all;
 }
 
+AlgorithmConfig sparse_config(const std::string& selector, const std::string& aggregation) {
+  AlgorithmConfig config;
+  config.algo = "topk";
+  config.selector = selector;
+  config.aggregation = aggregation;
+  config.density = kDensity;
+  return config;
+}
+
 struct Combo {
   std::string selector, aggregation;
 };
@@ -65,11 +74,7 @@ class SparseMpi : public ::testing::TestWithParam<Combo> {};
 TEST_P(SparseMpi, ConservationAndBitIdenticalUpdatesOverSteps) {
   const Rank r = me();
   comm::MpiCommunicator comm;
-  AlgorithmConfig config;
-  config.algo = "topk";
-  config.selector = GetParam().selector;
-  config.aggregation = GetParam().aggregation;
-  config.density = kDensity;
+  const AlgorithmConfig config = sparse_config(GetParam().selector, GetParam().aggregation);
   SparseSgd algorithm(config, comm);
 
   std::vector<float> residual(kD, 0.0f);
@@ -134,12 +139,7 @@ INSTANTIATE_TEST_SUITE_P(AllPairs, SparseMpi,
 TEST(GtopkMpi, SameSetsGiveTheExactTopKOfTheSum) {
   const Rank r = me();
   comm::MpiCommunicator comm;
-  AlgorithmConfig config;
-  config.algo = "gtopk";
-  config.selector = "exact";
-  config.aggregation = "gtopk";
-  config.density = kDensity;
-  SparseSgd algorithm(config, comm);
+  SparseSgd algorithm(sparse_config("exact", "gtopk"), comm);
 
   std::vector<float> grads = planted(r.rank, 7);
   for (float& x : grads) x = std::clamp(x, -1.0f, 1.0f);
@@ -169,12 +169,7 @@ TEST(GtopkMpi, SameSetsGiveTheExactTopKOfTheSum) {
 TEST(GtopkMpi, MessageCountsAndSizesFollowTheButterfly) {
   const Rank r = me();
   comm::MpiCommunicator comm;
-  AlgorithmConfig config;
-  config.algo = "gtopk";
-  config.selector = "exact";
-  config.aggregation = "gtopk";
-  config.density = kDensity;
-  SparseSgd algorithm(config, comm);
+  SparseSgd algorithm(sparse_config("exact", "gtopk"), comm);
   std::vector<float> grads = planted(r.rank, 3);
 
   const comm::CommCounters before = comm.counters();
@@ -209,18 +204,3 @@ TEST(GtopkMpi, MessageCountsAndSizesFollowTheButterfly) {
 
 }  // namespace
 }  // namespace commsgd::algorithms
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {
-    delete ::testing::UnitTest::GetInstance()->listeners().Release(
-        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return failed;
-}
