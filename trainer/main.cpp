@@ -8,6 +8,7 @@
 #include "algorithms/comm/throttled_communicator.hpp"
 #include "trainer/options.hpp"
 #include "trainer/setup_check.hpp"
+#include "trainer/termination.hpp"
 #include "trainer/trainer.hpp"
 
 namespace {
@@ -23,6 +24,7 @@ void print_error(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace commsgd;
+  trainer::termination::install();
   const comm::MpiSession mpi(&argc, &argv);
   comm::MpiCommunicator world;
   const bool rank0 = world.rank() == 0;

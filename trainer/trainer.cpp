@@ -23,6 +23,7 @@
 #include "trainer/run_info.hpp"
 #include "trainer/setup_check.hpp"
 #include "trainer/step_metrics.hpp"
+#include "trainer/termination.hpp"
 
 namespace commsgd::trainer {
 namespace {
@@ -403,7 +404,10 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   comm.broadcast(s.flat->params(), 0);
   comm.broadcast(s.flat->buffers(), 0);
 
-  if (rank0) s.db->begin_run(s.run);
+  if (rank0) {
+    s.db->begin_run(s.run);
+    termination::record_run(database_path(o, s.run.id), s.run.id);
+  }
   try {
     s.algorithm->begin_training(s.flat->params());
     TrainingResult result = TrainingLoop(o, comm, s).run();
@@ -412,6 +416,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     if (rank0) {
       result.database = database_path(o, s.run.id);
       if (!o.dump_params.empty()) write_params(o.dump_params, s.flat->params());
+      termination::forget_run();
       s.db->finish_run(s.run.id, record::RunStatus::completed, "");
     }
     return result;
@@ -419,7 +424,10 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     // Reported here, before unwinding destroys the algorithm: a comm thread that cannot stop
     // makes its destructor end the job.
     fmt::print(stderr, "commsgd-train: error: rank {}: {}\n", comm.rank(), e.what());
-    if (rank0) mark_failed(*s.db, s.run.id, e.what());
+    if (rank0) {
+      termination::forget_run();
+      mark_failed(*s.db, s.run.id, e.what());
+    }
     throw TrainingFailed(e.what());
   }
 }

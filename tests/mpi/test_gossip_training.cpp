@@ -1,16 +1,10 @@
 // Convergence of the gossip family on real data (the digits set), each run a real mpirun launch
 // of commsgd-train; the consensus-average model is what is evaluated.
 #include <gtest/gtest.h>
-#include <signal.h>
 
-#include <algorithm>
-#include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/trainer_runs.hpp"
@@ -85,50 +79,6 @@ TEST_F(GossipTraining, OsgpWaitsFarLessThanSgpOnASlowLink) {
   std::cout << "mean wait per step: sgp " << sgp << " s, osgp " << osgp << " s\n";
   EXPECT_LT(osgp, 0.5 * sgp);
 }
-
-// Whether a process exists and is not a zombie (an exited child not yet reaped).
-bool running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string id, command, state;
-  return stat >> id >> command >> state && state != "Z";
-}
-
-// A rank killed mid-run (kill -9) must take the whole job down promptly, comm threads and gossip
-// servers included, for the algorithms that run threads.
-class KilledRank : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
-
-TEST_P(KilledRank, EveryRankExitsNonZeroWithinAMinute) {
-  const std::string db = (dir_ / "killed.sqlite").string();
-  std::vector<std::string> args = {
-      COMMSGD_TRAIN, "--algo",   GetParam(), "--dataset",    "synthetic", "--synthetic-train",
-      "4096",        "--epochs", "1000",     "--batch-size", "8",         "--quiet",
-      "--db",        db};
-  Process job(mpirun(4, args));
-  // Wait until training is under way: the run has recorded steps.
-  const auto started = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - started < std::chrono::seconds(120)) {
-    if (has_rows(db, "steps")) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const std::vector<pid_t> ranks = job.children();
-  ASSERT_EQ(ranks.size(), 4u);
-  ASSERT_EQ(kill(ranks[1], SIGKILL), 0);
-  const auto killed = std::chrono::steady_clock::now();
-  const ProcessResult result = job.wait(std::chrono::seconds(90));
-  EXPECT_FALSE(result.timed_out) << result.output;
-  EXPECT_NE(result.exit_code, 0) << result.output;
-  // mpirun may return while the ranks it signalled are still on their way out.
-  const auto survivors = [&] {
-    return std::count_if(ranks.begin(), ranks.end(), [](pid_t rank) { return running(rank); });
-  };
-  while (survivors() > 0 && std::chrono::steady_clock::now() - killed < std::chrono::seconds(60)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(survivors(), 0) << "ranks still running 60 s after one was killed";
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count(), 60.0);
-}
-
-INSTANTIATE_TEST_SUITE_P(ThreadedAlgorithms, KilledRank, ::testing::Values("osgp", "adpsgd"));
 
 TEST_F(GossipTraining, BipartiteTopologyWithAnOddWorkerCountIsABadInput) {
   const ProcessResult r = train(3, {"--algo", "dpsgd", "--db-dir", dir_.string()});

@@ -1,0 +1,80 @@
+// kill -9 of one rank in the middle of a run, for every algorithm: the whole job must end,
+// non-zero, within a minute (comm threads and gossip servers included), and the run row must
+// say `failed` — rank 0 records it when mpirun terminates the survivors.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/trainer_runs.hpp"
+
+namespace commsgd::testing {
+namespace {
+
+// Whether a process exists and is not a zombie (an exited child not yet reaped).
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string id, command, state;
+  return stat >> id >> command >> state && state != "Z";
+}
+
+// The MPI rank of a process Open MPI started, from its environment; -1 if unknown.
+int mpi_rank_of(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  const std::string environment((std::istreambuf_iterator<char>(file)), {});
+  const std::string key = "OMPI_COMM_WORLD_RANK=";
+  const std::size_t at = environment.find(key);
+  return at == std::string::npos ? -1 : std::stoi(environment.substr(at + key.size()));
+}
+
+class KilledRank : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(KilledRank, EveryRankExitsNonZeroWithinAMinuteAndTheRunIsFailed) {
+  const std::string db = (dir_ / "killed.sqlite").string();
+  const std::vector<std::string> args = {
+      COMMSGD_TRAIN, "--algo",    GetParam(),  "--density",
+      "0.01",        "--dataset", "synthetic", "--synthetic-train",
+      "4096",        "--epochs",  "1000",      "--batch-size",
+      "8",           "--quiet",   "--db",      db};
+  Process job(mpirun(4, args));
+  const auto started = std::chrono::steady_clock::now();
+  while (!has_rows(db, "steps") &&
+         std::chrono::steady_clock::now() - started < std::chrono::seconds(120)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::vector<pid_t> ranks = job.children();
+  ASSERT_EQ(ranks.size(), 4u);
+  const auto victim =
+      std::find_if(ranks.begin(), ranks.end(), [](pid_t p) { return mpi_rank_of(p) == 2; });
+  ASSERT_NE(victim, ranks.end());
+  ASSERT_EQ(kill(*victim, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+
+  const ProcessResult result = job.wait(std::chrono::seconds(90));
+  EXPECT_FALSE(result.timed_out) << result.output;
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  // mpirun may return while the ranks it signalled are still on their way out.
+  const auto survivors = [&] { return std::count_if(ranks.begin(), ranks.end(), running); };
+  while (survivors() > 0 && std::chrono::steady_clock::now() - killed < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(survivors(), 0) << "ranks still running 60 s after one was killed";
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count(), 60.0);
+
+  const auto row = query(db, "select status, exit_reason from runs");
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][0], "failed") << row[0][1];
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, KilledRank,
+                         ::testing::Values("dense", "topk", "gtopk", "gaussiank", "sgp", "osgp",
+                                           "dpsgd", "adpsgd"));
+
+}  // namespace
+}  // namespace commsgd::testing

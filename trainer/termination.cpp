@@ -1,0 +1,67 @@
+#include "trainer/termination.hpp"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <thread>
+
+#include "analysis/record/run_database.hpp"
+
+namespace commsgd::trainer::termination {
+namespace {
+
+std::mutex mutex;  // guards the run to record, shared by the main and the watcher thread
+std::filesystem::path run_database;
+std::string run_id;
+
+sigset_t watched_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+void watch() {
+  const sigset_t set = watched_signals();
+  int signal = 0;
+  sigwait(&set, &signal);
+  const std::string reason = fmt::format(
+      "terminated by SIG{} (the job was cancelled, or a peer rank failed)", sigabbrev_np(signal));
+  {
+    const std::lock_guard lock(mutex);
+    if (!run_id.empty()) {
+      try {
+        record::RunDatabase(run_database).finish_run(run_id, record::RunStatus::failed, reason);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
+                   e.what());
+      }
+    }
+  }
+  _exit(128 + signal);
+}
+
+}  // namespace
+
+void install() {
+  const sigset_t set = watched_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread(watch).detach();
+}
+
+void record_run(const std::filesystem::path& database, const std::string& id) {
+  const std::lock_guard lock(mutex);
+  run_database = database;
+  run_id = id;
+}
+
+void forget_run() {
+  const std::lock_guard lock(mutex);
+  run_id.clear();
+}
+
+}  // namespace commsgd::trainer::termination
