@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "analysis/record/run_database.hpp"
@@ -14,7 +15,9 @@ namespace commsgd::trainer::termination {
 namespace {
 
 std::mutex mutex;  // guards the run to record, shared by the main and the watcher thread
-std::filesystem::path run_database;
+// A connection of its own, opened ahead of time: when the signal comes, mpirun's SIGKILL follows
+// within seconds, and one UPDATE is all there is time for.
+std::optional<record::RunDatabase> run_database;
 std::string run_id;
 
 sigset_t watched_signals() {
@@ -33,9 +36,9 @@ void watch() {
       "terminated by SIG{} (the job was cancelled, or a peer rank failed)", sigabbrev_np(signal));
   {
     const std::lock_guard lock(mutex);
-    if (!run_id.empty()) {
+    if (run_database) {
       try {
-        record::RunDatabase(run_database).finish_run(run_id, record::RunStatus::failed, reason);
+        run_database->finish_run(run_id, record::RunStatus::failed, reason);
       } catch (const std::exception& e) {
         fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
                    e.what());
@@ -55,12 +58,13 @@ void install() {
 
 void record_run(const std::filesystem::path& database, const std::string& id) {
   const std::lock_guard lock(mutex);
-  run_database = database;
+  run_database.emplace(database);
   run_id = id;
 }
 
 void forget_run() {
   const std::lock_guard lock(mutex);
+  run_database.reset();
   run_id.clear();
 }
 
