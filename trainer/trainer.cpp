@@ -300,11 +300,16 @@ class TrainingLoop {
     algorithm.synchronize_gradients(flat.grads());
     phase.restart();
 
-    if (o_.clip_grad_norm > 0) {
-      const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
-      if (norm > o_.clip_grad_norm) {
-        kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
-      }
+    // A NaN or Inf in the update would silently ruin the model: stop with an error instead. After
+    // synchronization the update is the same on every rank of a synchronous algorithm, so they
+    // all stop at the same step.
+    const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
+    if (!std::isfinite(norm)) {
+      throw std::runtime_error(
+          fmt::format("non-finite gradient at iteration {} (loss {})", iteration, sample.loss));
+    }
+    if (o_.clip_grad_norm > 0 && norm > o_.clip_grad_norm) {
+      kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
     }
     const kernels::SgdHyperParams hp{
         static_cast<float>(schedule_.lr(epoch, iteration, s_.iterations_per_epoch)),
