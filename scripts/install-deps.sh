@@ -8,9 +8,11 @@ packages=(
   libtorch-dev libopenblas0-pthread        # LibTorch (CPU) and a fast BLAS for it
   libopenmpi-dev openmpi-bin               # MPI, with PMIx and Slurm support
   libcli11-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev zlib1g-dev
+  libtomlplusplus-dev                      # commsgd-sweep reads sweep configs
   googletest libgtest-dev
   python3-sklearn                          # ships the digits data set used by the tests
   python3-matplotlib                       # commsgd-report plot
+  slurm-wlm munge iproute2 jq              # the cluster in a box and its tests (jobs/local)
 )
 
 missing=()

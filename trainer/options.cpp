@@ -199,7 +199,11 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--log-every", o.log_every, "Record step timings every N iterations")
       ->check(kPositive)
       ->group(rec);
-  app.add_option("--network", o.network, "Label of the network, recorded with the run")->group(rec);
+  app.add_option("--network", o.network,
+                 "Label of the network, recorded with the run (the job templates' network "
+                 "profiles and jobs/local/launch.sh set COMMSGD_NETWORK)")
+      ->envname("COMMSGD_NETWORK")
+      ->group(rec);
   app.add_option("--emulate-link-mbps", o.emulate_link_mbps,
                  "Slow every transfer to this link bandwidth in Mbit/s, emulating a network on one "
                  "machine (0: off)")

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string_view>
+
+extern char** environ;
 
 namespace commsgd::trainer {
 namespace {
@@ -19,10 +22,28 @@ std::string host_name() {
   return name;
 }
 
+// The transport settings a network profile exports (jobs/network/profile.sh), as set on rank 0:
+// what Open MPI, UCX and NCCL were told to use is part of what was run.
+nlohmann::json network_environment() {
+  nlohmann::json variables = nlohmann::json::object();
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::size_t equals = text.find('=');
+    if (equals == std::string_view::npos) continue;
+    const std::string_view name = text.substr(0, equals);
+    for (const std::string_view prefix : {"OMPI_MCA_", "UCX_", "NCCL_", "COMMSGD_NETWORK"}) {
+      if (name.starts_with(prefix)) {
+        variables[std::string(name)] = std::string(text.substr(equals + 1));
+        break;
+      }
+    }
+  }
+  return variables;
+}
+
 }  // namespace
 
-record::RunInfo make_run_info(const Options& o, int workers, int nodes,
-                              const std::string& config_json) {
+record::RunInfo make_run_info(const Options& o, int workers, int nodes) {
   record::RunInfo info;
   info.id = record::new_run_id();
   const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
@@ -42,7 +63,9 @@ record::RunInfo make_run_info(const Options& o, int workers, int nodes,
   info.lr = o.lr;
   info.epochs = o.epochs;
   info.seed = o.seed;
-  info.config_json = config_json;
+  nlohmann::json config = o;
+  config["network_environment"] = network_environment();
+  info.config_json = config.dump();
   info.git_revision = COMMSGD_GIT_REVISION;
   info.host = host_name();
   info.slurm_job_id = env("SLURM_JOB_ID");

@@ -5,8 +5,8 @@
 
 namespace commsgd::trainer {
 
-// The `runs` row of this run: the options, where it ran (host, Slurm ids), and which build.
-record::RunInfo make_run_info(const Options& options, int workers, int nodes,
-                              const std::string& config_json);
+// The `runs` row of this run: the options, where it ran (host, Slurm ids, the network profile's
+// variables under "network_environment" in the config JSON), and which build.
+record::RunInfo make_run_info(const Options& options, int workers, int nodes);
 
 }  // namespace commsgd::trainer

@@ -25,6 +25,7 @@ sigset_t watched_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
   return set;
 }
 
@@ -32,16 +33,23 @@ void watch() {
   const sigset_t set = watched_signals();
   int signal = 0;
   sigwait(&set, &signal);
-  const std::string reason = fmt::format(
-      "terminated by SIG{} (the job was cancelled, or a peer rank failed)", sigabbrev_np(signal));
+  // SIGUSR1 is what the job templates ask Slurm to send ahead of the time limit (--signal):
+  // the run was stopped from outside, not broken.
+  const bool time_limit = signal == SIGUSR1;
+  const record::RunStatus status =
+      time_limit ? record::RunStatus::preempted : record::RunStatus::failed;
+  const std::string reason =
+      time_limit ? "stopped by SIGUSR1 (the Slurm job reached its time limit or was preempted)"
+                 : fmt::format("terminated by SIG{} (the job was cancelled, or a peer rank failed)",
+                               sigabbrev_np(signal));
   {
     const std::lock_guard lock(mutex);
     if (run_database) {
       try {
-        run_database->finish_run(run_id, record::RunStatus::failed, reason);
+        run_database->finish_run(run_id, status, reason);
       } catch (const std::exception& e) {
-        fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
-                   e.what());
+        fmt::print(stderr, "commsgd-train: warning: could not mark run {} {}: {}\n", run_id,
+                   record::to_string(status), e.what());
       }
     }
   }

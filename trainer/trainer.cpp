@@ -172,7 +172,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
   s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
   s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
 
-  s.run = make_run_info(o, comm.size(), where.nodes, nlohmann::json(o).dump());
+  s.run = make_run_info(o, comm.size(), where.nodes);
   return s;
 }
 
@@ -398,7 +398,8 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   std::optional<Setup> setup;
   set_up_together(comm, [&] { setup.emplace(set_up(o, comm, where)); });
   Setup& s = *setup;
-  check_ranks_agree(comm, stable_hash(s.run.config_json), s.flat->params().size());
+  // The options only: ranks on different nodes may differ in environment (interface names).
+  check_ranks_agree(comm, stable_hash(nlohmann::json(o).dump()), s.flat->params().size());
   const bool rank0 = comm.rank() == 0;
   // Only now, with every rank known to agree, does a database file appear.
   set_up_together(comm, [&] {

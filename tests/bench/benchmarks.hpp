@@ -8,5 +8,6 @@ namespace commsgd::bench {
 void add_trainer_overhead(CLI::App& app);
 void add_kernels(CLI::App& app);
 void add_collectives(CLI::App& app);
+void add_pingpong(CLI::App& app);
 
 }  // namespace commsgd::bench

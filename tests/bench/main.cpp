@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   commsgd::bench::add_trainer_overhead(app);
   commsgd::bench::add_kernels(app);
   commsgd::bench::add_collectives(app);
+  commsgd::bench::add_pingpong(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

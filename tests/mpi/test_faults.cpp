@@ -1,6 +1,7 @@
 // kill -9 of one rank in the middle of a run, for every algorithm: the whole job must end,
 // non-zero, within a minute (comm threads and gossip servers included), and the run row must
-// say `failed` — rank 0 records it when mpirun terminates the survivors.
+// say `failed` — rank 0 records it when mpirun terminates the survivors. And the signal Slurm
+// sends before a job's time limit (sbatch --signal=USR1@T) records the run as `preempted`.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,21 +35,29 @@ int mpi_rank_of(pid_t pid) {
   return at == std::string::npos ? -1 : std::stoi(environment.substr(at + key.size()));
 }
 
-class KilledRank : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
-
-TEST_P(KilledRank, EveryRankExitsNonZeroWithinAMinuteAndTheRunIsFailed) {
-  const std::string db = (dir_ / "killed.sqlite").string();
+// A 4-rank run of `algo` that would go on for a long time, started; returns once it has
+// recorded steps (so it is inside the training loop).
+std::unique_ptr<Process> start_long_run(const std::string& algo, const std::string& db) {
   const std::vector<std::string> args = {
-      COMMSGD_TRAIN, "--algo",    GetParam(),  "--density",
+      COMMSGD_TRAIN, "--algo",    algo,        "--density",
       "0.01",        "--dataset", "synthetic", "--synthetic-train",
       "4096",        "--epochs",  "1000",      "--batch-size",
       "8",           "--quiet",   "--db",      db};
-  Process job(mpirun(4, args));
+  auto job = std::make_unique<Process>(mpirun(4, args));
   const auto started = std::chrono::steady_clock::now();
   while (!has_rows(db, "steps") &&
          std::chrono::steady_clock::now() - started < std::chrono::seconds(120)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  return job;
+}
+
+class KilledRank : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(KilledRank, EveryRankExitsNonZeroWithinAMinuteAndTheRunIsFailed) {
+  const std::string db = (dir_ / "killed.sqlite").string();
+  const std::unique_ptr<Process> started_job = start_long_run(GetParam(), db);
+  Process& job = *started_job;
   const std::vector<pid_t> ranks = job.children();
   ASSERT_EQ(ranks.size(), 4u);
   const auto victim =
@@ -70,6 +80,22 @@ TEST_P(KilledRank, EveryRankExitsNonZeroWithinAMinuteAndTheRunIsFailed) {
   const auto row = query(db, "select status, exit_reason from runs");
   ASSERT_EQ(row.size(), 1u);
   EXPECT_EQ(row[0][0], "failed") << row[0][1];
+}
+
+// mpirun passes SIGUSR1 on to every rank, as srun does when Slurm signals a job step.
+TEST_F(TrainerRuns, TimeLimitSignalRecordsTheRunPreempted) {
+  const std::string db = (dir_ / "time_limit.sqlite").string();
+  const std::unique_ptr<Process> job = start_long_run("dense", db);
+  ASSERT_TRUE(has_rows(db, "steps"));
+  ASSERT_EQ(kill(job->pid(), SIGUSR1), 0);
+  const ProcessResult result = job->wait(std::chrono::seconds(90));
+  EXPECT_FALSE(result.timed_out) << result.output;
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  const auto row = query(db, "select status, exit_reason, finished_at is not null from runs");
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][0], "preempted") << row[0][1];
+  EXPECT_NE(row[0][1].find("SIGUSR1"), std::string::npos) << row[0][1];
+  EXPECT_EQ(row[0][2], "1");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, KilledRank,

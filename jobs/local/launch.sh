@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Launches an MPI program (commsgd-train, commsgd-bench) on this machine with mpirun, either
+# plainly or across emulated hosts whose links are shaped to a bandwidth:
+#
+#   jobs/local/launch.sh -n 4 --network emulated:1gbit -- build/release/trainer/commsgd-train ...
+#   jobs/local/launch.sh -n 4 --network local -- PROGRAM ARGS...
+#
+# --network emulated:RATE  one emulated host per rank (jobs/local/hosts.sh; root), Open MPI over
+#                          TCP between them; RATE as tc writes it (100mbit, 1gbit, 10gbit).
+# --network local          plain mpirun on this machine (shared memory between the ranks).
+# The hosts are torn down when the program ends, fails or is interrupted. COMMSGD_NETWORK is set
+# to the --network value, so commsgd-train records it as the run's network.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+usage() {
+  echo "usage: $0 -n RANKS [--network local|emulated:RATE] -- PROGRAM [ARGS...]" >&2
+  exit 2
+}
+
+ranks=
+network=local
+while [ $# -gt 0 ]; do
+  case $1 in
+    -n) ranks=${2:-}; shift 2 || usage ;;
+    --network) network=${2:-}; shift 2 || usage ;;
+    --) shift; break ;;
+    *) usage ;;
+  esac
+done
+[[ $ranks =~ ^[1-9][0-9]*$ ]] || usage
+[ $# -ge 1 ] || usage
+
+export COMMSGD_NETWORK=$network OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+mpirun=(mpirun -np "$ranks" --oversubscribe --bind-to none)
+[ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+
+case $network in
+  local)
+    exec "${mpirun[@]}" "$@"
+    ;;
+  emulated:*)
+    hosts_dir=$("$here/hosts.sh" up "$ranks" "${network#emulated:}")
+    trap '"$here/hosts.sh" down "$hosts_dir"' EXIT
+    trap 'exit 130' INT TERM
+    subnet=$(<"$hosts_dir/subnet")
+    host_list=$(awk '{ printf "%s%s:1", sep, $1; sep = "," }' "$hosts_dir/hosts")
+    export COMMSGD_HOSTS_DIR=$hosts_dir
+    "${mpirun[@]}" --host "$host_list" --mca plm_rsh_agent "$here/netns-rsh.sh" \
+      --mca btl tcp,self --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
+      -x COMMSGD_NETWORK -x OMP_NUM_THREADS "$@"
+    ;;
+  *)
+    echo "launch.sh: --network '$network': expected local or emulated:RATE (e.g. emulated:1gbit)" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,126 @@
+#include "jobs/sweep/jobs_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace commsgd::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Resources every job of the sweep asks for, as set in [slurm].
+void add_resources(std::vector<std::string>& cmd, const SlurmResources& r) {
+  if (!r.time.empty()) cmd.push_back("--time=" + r.time);
+  if (!r.partition.empty()) cmd.push_back("--partition=" + r.partition);
+  if (!r.account.empty()) cmd.push_back("--account=" + r.account);
+  cmd.insert(cmd.end(), r.extra.begin(), r.extra.end());
+}
+
+}  // namespace
+
+std::vector<ArrayJob> plan_arrays(const std::vector<Point>& pending, const SweepOutput& out,
+                                  const std::string& stamp) {
+  std::map<std::pair<int, std::string>, ArrayJob> groups;
+  for (const Point& p : pending) {
+    ArrayJob& job = groups[{p.nodes, p.network}];
+    job.nodes = p.nodes;
+    job.network = p.network;
+    job.points.push_back(p);
+  }
+  std::vector<ArrayJob> jobs;
+  for (auto& [key, job] : groups) {
+    job.manifest = out.dir / "arrays" / fmt::format("{}-{}.json", stamp, jobs.size());
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::vector<std::string> step_arguments(const Point& p, const SweepOutput& out,
+                                        const Tools& tools) {
+  std::vector<std::string> args = {fmt::format("--ntasks={}", p.workers), tools.trainer.string()};
+  args.insert(args.end(), p.trainer_arguments.begin(), p.trainer_arguments.end());
+  args.push_back("--db=" + out.database(p).string());
+  return args;
+}
+
+void write_manifest(const ArrayJob& job, const SweepOutput& out, const Tools& tools) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const Point& p : job.points) {
+    tasks.push_back(
+        {{"point", p.id}, {"workers", p.workers}, {"step", step_arguments(p, out, tools)}});
+  }
+  const nlohmann::json manifest = {
+      {"nodes", job.nodes}, {"network", job.network}, {"tasks", tasks}};
+  fs::create_directories(job.manifest.parent_path());
+  std::ofstream file(job.manifest);
+  file << manifest.dump(2) << '\n';
+  if (!file.flush()) throw SweepError(fmt::format("{}: cannot write", job.manifest.string()));
+}
+
+std::vector<std::string> read_manifest_task(const fs::path& manifest, long index) {
+  std::ifstream file(manifest);
+  if (!file) throw SweepError(fmt::format("{}: cannot read", manifest.string()));
+  try {
+    const nlohmann::json tasks = nlohmann::json::parse(file).at("tasks");
+    if (index < 0 || static_cast<std::size_t>(index) >= tasks.size()) {
+      throw SweepError(
+          fmt::format("{}: no task {} (it has {})", manifest.string(), index, tasks.size()));
+    }
+    return tasks[static_cast<std::size_t>(index)].at("step").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw SweepError(fmt::format("{}: not a sweep manifest: {}", manifest.string(), e.what()));
+  }
+}
+
+std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job,
+                                       const SweepOutput& out, const Tools& tools) {
+  const SlurmResources& r = c.slurm;
+  std::string array = fmt::format("--array=0-{}", job.points.size() - 1);
+  if (r.max_parallel > 0) array += fmt::format("%{}", r.max_parallel);
+  std::vector<std::string> cmd = {"sbatch",
+                                  "--parsable",
+                                  fmt::format("--job-name={}", c.name),
+                                  array,
+                                  fmt::format("--nodes={}", job.nodes),
+                                  fmt::format("--ntasks-per-node={}", r.tasks_per_node),
+                                  fmt::format("--cpus-per-task={}", r.cpus_per_task),
+                                  "--output=" + (out.dir / "logs" / "%A_%a.out").string()};
+  if (r.gpus_per_node > 0) cmd.push_back(fmt::format("--gpus-per-node={}", r.gpus_per_node));
+  add_resources(cmd, r);
+  cmd.insert(cmd.end(), {(tools.jobs / "templates" / "sweep-point.sbatch").string(),
+                         tools.sweep.string(), job.manifest.string(), job.network,
+                         (tools.jobs / "network" / "profile.sh").string()});
+  return cmd;
+}
+
+std::vector<std::string> merge_command(const SweepConfig& c, const SweepOutput& out,
+                                       const Tools& tools, const std::string& after, bool wait) {
+  std::vector<std::string> cmd = {"sbatch",
+                                  "--parsable",
+                                  fmt::format("--job-name={}-merge", c.name),
+                                  "--dependency=afterany:" + after,
+                                  "--nodes=1",
+                                  "--ntasks=1",
+                                  "--output=" + (out.dir / "logs" / "merge_%j.out").string()};
+  if (wait) cmd.push_back("--wait");
+  add_resources(cmd, c.slurm);
+  cmd.insert(cmd.end(),
+             {(tools.jobs / "templates" / "sweep-merge.sbatch").string(), tools.report.string(),
+              out.merged().string(), (out.dir / "runs").string()});
+  return cmd;
+}
+
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_./:=,%@+-") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace commsgd::sweep

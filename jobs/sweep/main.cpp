@@ -1,0 +1,235 @@
+// commsgd-sweep: runs the cross product of a sweep config as Slurm job arrays, one database per
+// run, skipping runs already completed, and merges the results when the arrays are done.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <iostream>
+
+#include "jobs/sweep/command_output.hpp"
+#include "jobs/sweep/jobs_plan.hpp"
+#include "jobs/sweep/run_state.hpp"
+#include "jobs/sweep/sweep_config.hpp"
+#include "trainer/options.hpp"
+
+namespace commsgd::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kDescription =
+    "commsgd-sweep: run every combination of a sweep config's axes with commsgd-train on Slurm.\n"
+    "One job array per node count and network (each task one run, launched with\n"
+    "`srun --mpi=pmix` under the network's profile), every run writing OUT/runs/<point>.sqlite,\n"
+    "and a last job, started when the arrays end, merging them into OUT/merged.sqlite.\n"
+    "Submitting again runs only the points without a completed run.";
+
+struct Settings {
+  fs::path sweep_file;
+  fs::path output;
+  bool dry_run = false;
+  bool wait = false;
+  Tools tools{.sweep = {},
+              .trainer = COMMSGD_DEFAULT_TRAINER,
+              .report = COMMSGD_DEFAULT_REPORT,
+              .jobs = COMMSGD_JOBS_DIR};
+  fs::path manifest;
+  long task = -1;
+};
+
+struct Sweep {
+  SweepConfig config;
+  SweepOutput out;
+  std::vector<Point> points;
+};
+
+// Every point must be a command line commsgd-train accepts, or none is submitted.
+void check_points(const std::vector<Point>& points) {
+  for (const Point& p : points) {
+    std::vector<const char*> argv = {"commsgd-train"};
+    for (const std::string& a : p.trainer_arguments) argv.push_back(a.c_str());
+    trainer::Options options;
+    try {
+      trainer::parse_options(static_cast<int>(argv.size()), argv.data(), options, false);
+    } catch (const trainer::UsageError& e) {
+      throw SweepError(fmt::format("point {}: {}", p.id, e.what()));
+    }
+  }
+}
+
+Sweep load(const Settings& s) {
+  Sweep sweep;
+  sweep.config = read_sweep_config(s.sweep_file);
+  sweep.out.dir =
+      fs::absolute(s.output.empty() ? fs::path("sweeps") / sweep.config.name : s.output);
+  sweep.points = expand(sweep.config);
+  check_points(sweep.points);
+  return sweep;
+}
+
+fs::path absolute_existing(const fs::path& path, const std::string& what) {
+  if (path.empty() || !fs::exists(path)) {
+    throw SweepError(fmt::format("{} not found{}; set it with --{}", what,
+                                 path.empty() ? "" : ": " + path.string(), what));
+  }
+  return fs::canonical(path);
+}
+
+std::string utc_stamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z-{}", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, getpid());
+}
+
+std::string quoted(const std::vector<std::string>& cmd) {
+  std::string line;
+  for (const std::string& word : cmd) line += (line.empty() ? "" : " ") + shell_quote(word);
+  return line;
+}
+
+// sbatch --parsable prints "JOBID" or "JOBID;CLUSTER".
+std::string submit(const std::vector<std::string>& cmd) {
+  const CommandResult r = run_command(cmd);
+  const std::string id = r.output.substr(0, r.output.find_first_of(";\n"));
+  if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+    throw std::runtime_error(
+        fmt::format("sbatch failed (exit code {}): {}", r.exit_code, quoted(cmd)));
+  }
+  return id;
+}
+
+std::size_t count_completed(const Sweep& sweep) {
+  std::size_t n = 0;
+  for (const Point& p : sweep.points) n += has_completed_run(sweep.out.database(p)) ? 1 : 0;
+  return n;
+}
+
+int run_submit(Settings s) {
+  const Sweep sweep = load(s);
+  s.tools.sweep = fs::canonical("/proc/self/exe");
+  s.tools.trainer = absolute_existing(s.tools.trainer, "trainer");
+  s.tools.report = absolute_existing(s.tools.report, "report");
+  s.tools.jobs = absolute_existing(s.tools.jobs, "jobs-dir");
+
+  std::vector<Point> pending;
+  for (const Point& p : sweep.points) {
+    if (!has_completed_run(sweep.out.database(p))) pending.push_back(p);
+  }
+  const std::vector<ArrayJob> arrays = plan_arrays(pending, sweep.out, utc_stamp());
+  fmt::print("# sweep {}: {} points, {} completed, {} to run in {} job arrays; results in {}\n",
+             sweep.config.name, sweep.points.size(), sweep.points.size() - pending.size(),
+             pending.size(), arrays.size(), sweep.out.dir.string());
+  if (arrays.empty()) {
+    fmt::print("# nothing to submit\n");
+    return 0;
+  }
+  fs::create_directories(sweep.out.dir / "runs");
+  fs::create_directories(sweep.out.dir / "logs");
+  // A dry run prints a script: the arrays' ids land in shell variables the merge line expands.
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    write_manifest(arrays[i], sweep.out, s.tools);
+    const std::vector<std::string> cmd = array_command(sweep.config, arrays[i], sweep.out, s.tools);
+    fmt::print("# {} points on {} node(s), network {}\n", arrays[i].points.size(), arrays[i].nodes,
+               arrays[i].network);
+    if (s.dry_run) {
+      ids.push_back(fmt::format("${{array_{}}}", i));
+      fmt::print("array_{}=$({})\n", i, quoted(cmd));
+    } else {
+      ids.push_back(submit(cmd));
+      fmt::print("submitted job array {}\n", ids.back());
+    }
+    std::fflush(stdout);
+  }
+  std::string after;
+  for (const std::string& id : ids) after += (after.empty() ? "" : ":") + id;
+  if (s.dry_run) {
+    const std::string placeholder = "ARRAY_JOB_IDS";
+    std::string line = quoted(merge_command(sweep.config, sweep.out, s.tools, placeholder, false));
+    line.replace(line.find(placeholder), placeholder.size(), after);
+    fmt::print("{}\n", line);
+    return 0;
+  }
+  const std::vector<std::string> merge =
+      merge_command(sweep.config, sweep.out, s.tools, after, s.wait);
+  fmt::print("submitted merge job {}{}\n", submit(merge), s.wait ? " and waited for it" : "");
+  if (!s.wait) return 0;
+  const std::size_t completed = count_completed(sweep);
+  fmt::print("# {} of {} points completed; merged into {}\n", completed, sweep.points.size(),
+             sweep.out.merged().string());
+  return completed == sweep.points.size() ? 0 : 1;
+}
+
+int run_status(const Settings& s) {
+  const Sweep sweep = load(s);
+  fmt::print("point,workers,nodes,network,state\n");
+  for (const Point& p : sweep.points) {
+    fmt::print("{},{},{},{},{}\n", p.id, p.workers, p.nodes, p.network,
+               has_completed_run(sweep.out.database(p)) ? "completed" : "pending");
+  }
+  return 0;
+}
+
+// For the array task's job script: the step's arguments, NUL-separated (read with mapfile -d '').
+int run_point(const Settings& s) {
+  for (const std::string& arg : read_manifest_task(s.manifest, s.task)) {
+    std::cout << arg << '\0';
+  }
+  return std::cout.flush() ? 0 : 1;
+}
+
+void add_sweep_options(CLI::App* cmd, Settings& s) {
+  cmd->add_option("sweep", s.sweep_file,
+                  "Sweep config (TOML), e.g. configs/sweeps/gtopk-cifar10.toml")
+      ->required();
+  cmd->add_option("-o,--output", s.output, "Results dir (default: sweeps/<sweep name>)");
+}
+
+}  // namespace
+}  // namespace commsgd::sweep
+
+int main(int argc, char** argv) {
+  using namespace commsgd::sweep;
+  Settings s;
+  CLI::App app(kDescription, "commsgd-sweep");
+  app.require_subcommand(1);
+  int (*action)(Settings) = nullptr;
+
+  CLI::App* submit = app.add_subcommand("submit", "Submit the points not yet completed");
+  add_sweep_options(submit, s);
+  submit->add_flag("--dry-run", s.dry_run,
+                   "Write the arrays' manifests and print the sbatch commands, submit nothing");
+  submit->add_flag("--wait", s.wait, "Wait for the merge job; exit 1 unless every point completed");
+  submit->add_option("--trainer", s.tools.trainer, "commsgd-train the jobs run")
+      ->capture_default_str();
+  submit->add_option("--report", s.tools.report, "commsgd-report the merge job runs")
+      ->capture_default_str();
+  submit->add_option("--jobs-dir", s.tools.jobs, "The jobs/ dir (templates, network profiles)")
+      ->capture_default_str();
+  submit->callback([&] { action = [](Settings x) { return run_submit(std::move(x)); }; });
+
+  CLI::App* status = app.add_subcommand("status", "List the points as CSV: completed or pending");
+  add_sweep_options(status, s);
+  status->callback([&] { action = [](Settings x) { return run_status(x); }; });
+
+  CLI::App* point = app.add_subcommand("point", "Print an array task's job step (for its script)");
+  point->add_option("manifest", s.manifest, "Manifest written by submit")->required();
+  point->add_option("task", s.task, "Array task id")->required();
+  point->callback([&] { action = [](Settings x) { return run_point(x); }; });
+
+  try {
+    app.parse(argc, argv);
+    return action(std::move(s));
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const SweepError& e) {
+    fmt::print(stderr, "commsgd-sweep: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "commsgd-sweep: error: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,58 @@
+// A sweep config (configs/sweeps/*.toml): a base commsgd-train config, the Slurm resources of
+// each job, and axes whose cross product is the set of runs ("points").
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace commsgd::sweep {
+
+// A sweep config or command line that cannot be used: one line, exit code 2.
+class SweepError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SlurmResources {
+  int tasks_per_node = 1;  // one rank per GPU, or per core on CPU partitions
+  int cpus_per_task = 1;
+  int gpus_per_node = 0;
+  std::string time;  // sbatch --time; empty: the partition's default
+  std::string partition;
+  std::string account;
+  int max_parallel = 0;            // array tasks running at once (%N); 0: no limit
+  std::vector<std::string> extra;  // further sbatch options, each one argument as written
+};
+
+// One axis: the values of one commsgd-train option (or of `workers` / `network`), each already
+// turned into the command-line arguments it stands for.
+struct Axis {
+  std::string name;
+  std::vector<std::string> labels;                  // the value as text, for ids and reports
+  std::vector<std::vector<std::string>> arguments;  // e.g. {"--density=0.001"}; {} for a false flag
+};
+
+struct SweepConfig {
+  std::filesystem::path file;
+  std::string name;
+  std::filesystem::path base_config;  // absolute
+  SlurmResources slurm;
+  std::vector<Axis> axes;  // sorted by name; `workers` and `network` among them
+};
+
+// One run of the sweep: a choice of one value per axis.
+struct Point {
+  std::string id;  // readable and unique, used as its database file name
+  int workers = 1;
+  int nodes = 1;  // workers spread over nodes of tasks_per_node ranks
+  std::string network;
+  std::vector<std::string> trainer_arguments;  // --config BASE, then one option per other axis
+};
+
+SweepConfig read_sweep_config(const std::filesystem::path& file);
+
+// The cross product of the axes, the first axis (by name) varying slowest.
+std::vector<Point> expand(const SweepConfig& config);
+
+}  // namespace commsgd::sweep

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# End to end on a real Slurm: start the local cluster (jobs/local/slurm.sh), submit the tiny sweep
+# (every algorithm x 2 seeds) with commsgd-sweep, wait for its arrays and merge job, and check the
+# merged database; submit again and check nothing is submitted; stop Slurm and check it is gone.
+#   local_sweep.sh COMMSGD_SWEEP        (run from the source tree; needs root; exit 77: skipped)
+set -euo pipefail
+sweep=${1:?usage: local_sweep.sh COMMSGD_SWEEP}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+jobs=$here/../../jobs
+
+if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld >/dev/null; then
+  echo "skipped: needs root and slurm-wlm (scripts/install-deps.sh installs it)"
+  exit 77
+fi
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+work=$(mktemp -d /tmp/commsgd-test-sweep.XXXXXX)
+slurm_dir=
+cleanup() {
+  [ -z "$slurm_dir" ] || "$jobs/local/slurm.sh" stop "$slurm_dir" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+slurm_dir=$("$jobs/local/slurm.sh" start)
+export SLURM_CONF=$slurm_dir/slurm.conf
+out=$work/sweep
+
+"$sweep" submit --wait "$here/tiny-sweep.toml" --output "$out" ||
+  { tail -n 20 "$out"/logs/*.out >&2 || true; fail "the sweep did not complete"; }
+
+db=$out/merged.sqlite
+query() { sqlite3 -batch -noheader "$db" "$1"; }
+expect() {  # expect DESCRIPTION EXPECTED SQL
+  local got
+  got=$(query "$3")
+  [ "$got" = "$2" ] || fail "$1: expected '$2', got '$got'"
+  echo "ok: $1 ($got)"
+}
+points=16
+expect "runs in the merged database" "$points" "SELECT count(*) FROM runs"
+expect "completed runs" "$points" "SELECT count(*) FROM runs WHERE status = 'completed'"
+expect "one run per (algo, seed)" "$points" "SELECT count(DISTINCT algo || '/' || seed) FROM runs"
+expect "algorithms" 8 "SELECT count(DISTINCT algo) FROM runs"
+expect "every run has epochs and steps" "$points" \
+  "SELECT count(*) FROM runs WHERE id IN (SELECT run_id FROM epochs) AND id IN (SELECT run_id FROM steps)"
+expect "one array job id, recorded by every run" "1|$points" \
+  "SELECT count(DISTINCT slurm_array_job_id), count(slurm_array_job_id) FROM runs"
+expect "array task ids 0..15, one each" "$points|0|15" \
+  "SELECT count(DISTINCT slurm_array_task_id), min(slurm_array_task_id + 0), max(slurm_array_task_id + 0) FROM runs"
+expect "Slurm job ids, one per run" "$points" "SELECT count(DISTINCT slurm_job_id) FROM runs"
+expect "network profile" "ethernet" "SELECT DISTINCT network FROM runs"
+expect "network profile variables" "ob1|tcp,self,vader" \
+  "SELECT DISTINCT json_extract(config, '\$.network_environment.OMPI_MCA_pml'),
+          json_extract(config, '\$.network_environment.OMPI_MCA_btl') FROM runs"
+
+manifests_before=$(ls "$out/arrays" | wc -l)
+again=$("$sweep" submit "$here/tiny-sweep.toml" --output "$out")
+echo "$again"
+grep -q "nothing to submit" <<<"$again" || fail "submitting again did not say 'nothing to submit'"
+grep -q "submitted" <<<"$again" && fail "submitting again submitted a job"
+[ "$(ls "$out/arrays" | wc -l)" = "$manifests_before" ] || fail "submitting again planned an array"
+[ -z "$(squeue -h)" ] || fail "jobs are queued after the second submission: $(squeue -h)"
+echo "ok: submitting again submits nothing"
+
+pids=$(cat "$slurm_dir"/*.pid)
+"$jobs/local/slurm.sh" stop "$slurm_dir"
+for pid in $pids; do
+  ! kill -0 "$pid" 2>/dev/null || fail "daemon $pid still runs after stop"
+done
+[ ! -e "$slurm_dir" ] || fail "$slurm_dir still exists after stop"
+slurm_dir=
+echo "ok: daemons and the temp dir are gone"

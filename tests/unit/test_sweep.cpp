@@ -1,0 +1,171 @@
+// commsgd-sweep's planning: sweep configs read and expanded into points, bad configs refused with
+// a message naming the problem, job commands built as argument vectors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "jobs/sweep/jobs_plan.hpp"
+#include "jobs/sweep/sweep_config.hpp"
+
+namespace commsgd::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SweepConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        fs::temp_directory_path() /
+        ("commsgd-test-sweep-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "base.toml") << "model = \"mlp\"\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& text) {
+    const fs::path file = dir_ / "sweep.toml";
+    std::ofstream(file) << text;
+    return file;
+  }
+
+  fs::path dir_;
+};
+
+const char* const kGood = R"(
+[sweep]
+name = "demo"
+config = "base.toml"
+[slurm]
+tasks-per-node = 4
+cpus-per-task = 2
+[axes]
+algo = ["dense", "gtopk"]
+workers = [4, 8, 6]
+network = ["ethernet", "infiniband"]
+nesterov = [true, false]
+mlp-hidden = [[64, 32], [128]]
+)";
+
+TEST_F(SweepConfigTest, ExpandsTheCrossProductIntoUniquePoints) {
+  const SweepConfig c = read_sweep_config(write(kGood));
+  EXPECT_EQ(c.name, "demo");
+  EXPECT_EQ(c.base_config, fs::canonical(dir_ / "base.toml"));
+  const std::vector<Point> points = expand(c);
+  ASSERT_EQ(points.size(), 2u * 3 * 2 * 2 * 2);
+  std::set<std::string> ids;
+  for (const Point& p : points) ids.insert(p.id);
+  EXPECT_EQ(ids.size(), points.size());
+
+  // Axes by name: algo, mlp-hidden, nesterov, network, workers; the last varies fastest.
+  const Point& first = points[0];
+  EXPECT_EQ(first.workers, 4);
+  EXPECT_EQ(first.nodes, 1);
+  EXPECT_EQ(first.network, "ethernet");
+  EXPECT_EQ(first.trainer_arguments,
+            (std::vector<std::string>{"--config", c.base_config.string(), "--algo=dense",
+                                      "--mlp-hidden=64,32", "--nesterov", "--threads=2"}));
+  EXPECT_EQ(points[1].workers, 8);
+  EXPECT_EQ(points[1].nodes, 2);
+  EXPECT_EQ(points[2].nodes, 2);  // 6 ranks on nodes of 4
+  const Point& no_flag = points[6];
+  EXPECT_EQ(no_flag.network, "ethernet");
+  EXPECT_EQ(
+      std::count(no_flag.trainer_arguments.begin(), no_flag.trainer_arguments.end(), "--nesterov"),
+      0);
+  EXPECT_EQ(first.id.substr(0, first.id.rfind('-')),
+            "algo-dense_mlp-hidden-64-32_nesterov-true_network-ethernet_workers-4");
+}
+
+TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
+  const SweepConfig c = read_sweep_config(write(kGood));
+  const SweepOutput out{dir_ / "out"};
+  const std::vector<ArrayJob> arrays = plan_arrays(expand(c), out, "stamp");
+  ASSERT_EQ(arrays.size(), 4u);  // {1, 2} nodes x {ethernet, infiniband}
+  std::size_t total = 0;
+  for (const ArrayJob& a : arrays) {
+    total += a.points.size();
+    for (const Point& p : a.points) {
+      EXPECT_EQ(p.nodes, a.nodes);
+      EXPECT_EQ(p.network, a.network);
+    }
+  }
+  EXPECT_EQ(total, 48u);
+
+  const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
+  write_manifest(arrays[1], out, tools);
+  const std::vector<std::string> cmd = array_command(c, arrays[1], out, tools);
+  EXPECT_EQ(cmd[0], "sbatch");
+  EXPECT_NE(
+      std::find(cmd.begin(), cmd.end(), "--array=0-" + std::to_string(arrays[1].points.size() - 1)),
+      cmd.end());
+  EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--nodes=" + std::to_string(arrays[1].nodes)),
+            cmd.end());
+  EXPECT_EQ(cmd.back(), "/opt/jobs/network/profile.sh");
+  const std::vector<std::string> step = read_manifest_task(arrays[1].manifest, 2);
+  EXPECT_EQ(step, step_arguments(arrays[1].points[2], out, tools));
+  EXPECT_EQ(step.back(), "--db=" + out.database(arrays[1].points[2]).string());
+  EXPECT_THROW(read_manifest_task(arrays[1].manifest, 1000), SweepError);
+}
+
+TEST_F(SweepConfigTest, RefusesBadConfigsNamingTheProblem) {
+  const std::string head = "[sweep]\nname = \"x\"\nconfig = \"base.toml\"\n";
+  const std::string axes = "[axes]\nworkers = [2]\nnetwork = [\"local\"]\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"name = \"x\"\n", "unknown section or key 'name'"},
+      {"[slurm]\n", "a [sweep] table is required"},
+      {head + axes + "[other]\n", "unknown section or key 'other'"},
+      {"[sweep]\nname = \"x/y\"\nconfig = \"base.toml\"\n" + axes, "sweep.name"},
+      {"[sweep]\nname = \"x\"\nconfig = \"missing.toml\"\n" + axes, "missing.toml does not exist"},
+      {"[sweep]\nname = \"x\"\n" + axes, "sweep.config"},
+      {head + "[axes]\nnetwork = [\"local\"]\n", "axes.workers is required"},
+      {head + "[axes]\nworkers = [2]\n", "axes.network is required"},
+      {head + "[axes]\nworkers = [0]\nnetwork = [\"local\"]\n", "'0' is not a positive integer"},
+      {head + "[axes]\nworkers = [\"many\"]\nnetwork = [\"local\"]\n", "'many' is not a positive"},
+      {head + axes + "algo = []\n", "axes.algo must be a non-empty list"},
+      {head + axes + "algo = \"dense\"\n", "axes.algo must be a non-empty list"},
+      {head + axes + "seed = [1, 1]\n", "axes.seed lists a value twice"},
+      {head + axes + "db = [\"a.sqlite\"]\n", "axes.db: set by the sweep itself"},
+      {head + axes + "x = [[[1]]]\n", "lists may not nest"},
+      {head + "[slurm]\ntasks-per-node = 0\n" + axes,
+       "slurm.tasks-per-node must be an integer >= 1"},
+      {head + "[slurm]\ngpus = 4\n" + axes, "unknown key 'slurm.gpus'"},
+      {head + "[slurm]\nextra = [\"-N 2\"]\n" + axes, "slurm.extra"},
+      {head + "[slurm]\ntime = 60\n" + axes, "slurm.time must be a string"},
+      {head + axes + "algo = [\"dense\"\n", "line 7: "},
+  };
+  for (const auto& [text, message] : cases) {
+    try {
+      expand(read_sweep_config(write(text)));
+      ADD_FAILURE() << "accepted:\n" << text;
+    } catch (const SweepError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+          << "expected '" << message << "' in: " << e.what();
+    }
+  }
+}
+
+// What --dry-run prints must read back as the same words in a real shell.
+TEST(ShellQuote, RoundTripsThroughTheShell) {
+  const std::vector<std::string> words = {
+      "plain", "with space", "it's", "$(touch x)", "a\"b", "--x=1,2", "", "tab\there", "*"};
+  std::string script = "printf '%s\\n'";
+  for (const std::string& w : words) script += " " + shell_quote(w);
+  const fs::path out = fs::temp_directory_path() / "commsgd-test-shell-quote.txt";
+  const std::string command = "/bin/sh -c " + shell_quote(script) + " > " + out.string();
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::ifstream in(out);
+  for (const std::string& w : words) {
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    EXPECT_EQ(line, w);
+  }
+  fs::remove(out);
+}
+
+}  // namespace
+}  // namespace commsgd::sweep
