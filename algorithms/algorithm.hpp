@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/comm/communicator.hpp"
+#include "algorithms/state.hpp"
 
 namespace commsgd::algorithms {
 
@@ -50,6 +51,11 @@ class Algorithm {
   // Gossip families: (1/P)·Σ_r ‖x_r − x̄‖² as of the last model_for_evaluation.
   virtual std::optional<double> consensus_distance() const { return std::nullopt; }
   virtual AlgorithmStats stats() const = 0;
+  // Checkpoints, taken between iterations on every rank: what the algorithm needs besides the
+  // parameters to go on exactly as if never stopped. load_state() is called after construction
+  // and begin_epoch() of the epoch being resumed, before begin_training().
+  virtual void save_state(StateWriter& out) const = 0;
+  virtual void load_state(StateReader& in) = 0;
 };
 
 struct AlgorithmConfig {

@@ -15,6 +15,9 @@ class Dense final : public Algorithm {
     return params;
   }
   AlgorithmStats stats() const override { return stats_; }
+  // Dense S-SGD keeps nothing between iterations: the parameters and optimizer say it all.
+  void save_state(StateWriter&) const override {}
+  void load_state(StateReader&) override {}
 
  private:
   comm::Communicator& comm_;

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/throttled_communicator.hpp"
@@ -46,6 +47,14 @@ int main(int argc, char** argv) {
                                    ? throttled.emplace(world, options.emulate_link_mbps)
                                    : static_cast<comm::Communicator&>(world);
     const trainer::TrainingResult result = trainer::train(options, comm, world.placement());
+    if (result.stopped_by_signal != 0) {
+      if (rank0) {
+        fmt::print(
+            stderr, "commsgd-train: stopped by SIG{} after {} iterations, checkpoint in {}\n",
+            sigabbrev_np(result.stopped_by_signal), result.iterations, options.checkpoint_dir);
+      }
+      return 128 + result.stopped_by_signal;
+    }
     if (rank0 && !options.quiet) {
       fmt::print(
           "run {} completed: {} iterations, val top-1 {:.2f}%, val loss {:.4f}\n"

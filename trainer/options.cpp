@@ -9,6 +9,7 @@
 #include "algorithms/gossip/topology.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
+#include "trainer/setup_check.hpp"
 
 namespace commsgd::trainer {
 namespace {
@@ -213,6 +214,25 @@ void add_options(CLI::App& app, Options& o) {
                  "Write the final flat float32 parameters to this file (rank 0)")
       ->group(rec);
   app.add_flag("--quiet", o.quiet, "No progress output")->group(rec);
+
+  const std::string ckpt = "Checkpoints";
+  app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                 "Write checkpoints here (the two newest are kept). With it, SIGTERM, SIGINT and "
+                 "SIGUSR1 stop the run at its next logged step with a checkpoint, and the run is "
+                 "recorded `preempted`")
+      ->group(ckpt);
+  app.add_option("--checkpoint-every", o.checkpoint_every, "Also checkpoint every N epochs")
+      ->check(kNonNegative)
+      ->group(ckpt);
+  app.add_option("--checkpoint-every-steps", o.checkpoint_every_steps,
+                 "Also checkpoint every N iterations (at the next logged step)")
+      ->check(kNonNegative)
+      ->group(ckpt);
+  app.add_option("--resume", o.resume,
+                 "auto: continue from the newest usable checkpoint in --checkpoint-dir (start "
+                 "afresh if there is none); or a checkpoint's directory. The run keeps its "
+                 "run row and database")
+      ->group(ckpt);
 }
 
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print) {
@@ -263,12 +283,36 @@ void validate(const Options& o) {
   if (!o.csv_shape.empty() && o.dataset != "csv") {
     throw UsageError("--csv-shape applies to --dataset csv only");
   }
+  if (o.checkpoint_dir.empty()) {
+    if (o.checkpoint_every > 0) throw UsageError("--checkpoint-every needs --checkpoint-dir");
+    if (o.checkpoint_every_steps > 0) {
+      throw UsageError("--checkpoint-every-steps needs --checkpoint-dir");
+    }
+    if (o.resume == "auto") throw UsageError("--resume auto needs --checkpoint-dir");
+  }
+  if ((!o.checkpoint_dir.empty() || !o.resume.empty()) &&
+      (o.algo == "osgp" || o.algo == "adpsgd")) {
+    throw UsageError("--checkpoint-dir/--resume: " + o.algo +
+                     " cannot be checkpointed yet (its comm thread holds messages in flight)");
+  }
+  if (!o.resume.empty() && o.resume != "auto" && !std::filesystem::is_directory(o.resume)) {
+    throw UsageError("--resume: " + o.resume + " is not a checkpoint directory");
+  }
   if (!o.dump_params.empty()) {
     const std::filesystem::path parent = std::filesystem::path(o.dump_params).parent_path();
     if (!parent.empty() && !std::filesystem::is_directory(parent)) {
       throw UsageError("--dump-params: directory " + parent.string() + " does not exist");
     }
   }
+}
+
+std::uint64_t computation_hash(const Options& o) {
+  nlohmann::json computed = o;
+  for (const char* key : {"checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "resume",
+                          "db", "db_dir", "network", "dump_params", "quiet", "threads"}) {
+    computed.erase(key);
+  }
+  return stable_hash(computed.dump());
 }
 
 }  // namespace commsgd::trainer

@@ -74,6 +74,11 @@ struct Options {
   double emulate_link_mbps = 0;
   std::string dump_params;
   bool quiet = false;
+  // Checkpoints
+  std::string checkpoint_dir;
+  int checkpoint_every = 0;         // epochs; 0: none on a schedule
+  long checkpoint_every_steps = 0;  // iterations; 0: none on a schedule
+  std::string resume;               // "", "auto", or a checkpoint's directory
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, density,
@@ -84,7 +89,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threa
                                    synthetic_val, no_normalize, augment, batch_size, lr, momentum,
                                    nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
                                    clip_grad_norm, eval_batch_size, db, db_dir, log_every, network,
-                                   emulate_link_mbps, dump_params, quiet)
+                                   emulate_link_mbps, dump_params, quiet, checkpoint_dir,
+                                   checkpoint_every, checkpoint_every_steps, resume)
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);
@@ -101,5 +107,9 @@ algorithms::AlgorithmConfig algorithm_config(const Options& options);
 
 // Checks that need several options together; throws UsageError.
 void validate(const Options& options);
+
+// A hash of the options that change what a run computes: a checkpoint is resumed only by a run
+// with the same (where to record, checkpoint and print may differ).
+std::uint64_t computation_hash(const Options& options);
 
 }  // namespace commsgd::trainer

@@ -5,6 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -15,6 +18,10 @@ namespace commsgd::trainer::termination {
 namespace {
 
 std::mutex mutex;  // guards the run to record, shared by the main and the watcher thread
+std::atomic<bool> stop_requests_enabled = false;
+std::atomic<int> requested_stop = 0;
+bool loop_stopped = false;  // guarded by mutex
+std::condition_variable loop_stopped_changed;
 // A connection of its own, opened ahead of time: when the signal comes, mpirun's SIGKILL follows
 // within seconds, and one UPDATE is all there is time for.
 std::optional<record::RunDatabase> run_database;
@@ -53,6 +60,12 @@ void watch() {
       }
     }
   }
+  if (stop_requests_enabled) {
+    requested_stop = signal;
+    std::unique_lock lock(mutex);
+    const auto grace = std::chrono::duration<double>(kStopGraceSeconds);
+    if (loop_stopped_changed.wait_for(lock, grace, [] { return loop_stopped; })) return;
+  }
   _exit(128 + signal);
 }
 
@@ -68,6 +81,22 @@ void record_run(const std::filesystem::path& database, const std::string& id) {
   const std::lock_guard lock(mutex);
   run_database.emplace(database);
   run_id = id;
+}
+
+void enable_stop_requests() {
+  stop_requests_enabled = true;
+}
+
+int stop_requested() {
+  return requested_stop;
+}
+
+void stopped() {
+  {
+    const std::lock_guard lock(mutex);
+    loop_stopped = true;
+  }
+  loop_stopped_changed.notify_all();
 }
 
 void forget_run() {

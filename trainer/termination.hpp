@@ -21,5 +21,15 @@ void record_run(const std::filesystem::path& database, const std::string& run_id
 // The run ended on its own (completed or failed): a late signal must not rewrite the row.
 void forget_run();
 
+// With checkpoints on, a signal also asks the training loop to stop at its next checkpoint: the
+// watcher records the run as above (the loop may never get there, e.g. when a peer died), then
+// gives the loop up to kStopGraceSeconds to checkpoint and return before it ends the process.
+inline constexpr double kStopGraceSeconds = 25;  // Slurm sends SIGKILL 30 s after SIGTERM
+void enable_stop_requests();
+// The signal that asked the loop to stop, or 0.
+int stop_requested();
+// The loop stopped with a checkpoint and the process is on its way out.
+void stopped();
+
 }  // namespace termination
 }  // namespace commsgd::trainer

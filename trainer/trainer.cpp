@@ -1,11 +1,13 @@
 #include "trainer/trainer.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <fmt/core.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -13,6 +15,7 @@
 #include "algorithms/stopwatch.hpp"
 #include "kernels/sgd.hpp"
 #include "kernels/vector_ops.hpp"
+#include "trainer/checkpoint.hpp"
 #include "trainer/data/batch.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/sampler.hpp"
@@ -130,6 +133,23 @@ void write_params(const std::string& path, std::span<const float> params) {
   if (!out) throw std::runtime_error("--dump-params: cannot write " + path);
 }
 
+// LibTorch's CPU generator (dropout, and anything else drawing from it) as bytes, for checkpoints.
+std::vector<std::byte> torch_rng_state() {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const std::lock_guard lock(generator.mutex());
+  const at::Tensor state = generator.get_state();
+  const auto* begin = reinterpret_cast<const std::byte*>(state.data_ptr<std::uint8_t>());
+  return {begin, begin + state.numel()};
+}
+
+void set_torch_rng_state(std::span<const std::byte> bytes) {
+  at::Tensor state = torch::empty({static_cast<std::int64_t>(bytes.size())}, torch::kUInt8);
+  std::memcpy(state.data_ptr<std::uint8_t>(), bytes.data(), bytes.size());
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const std::lock_guard lock(generator.mutex());
+  generator.set_state(state);
+}
+
 // Everything a run needs, built identically on every rank before training starts.
 struct Setup {
   data::Dataset dataset;
@@ -202,7 +222,8 @@ void set_up_together(comm::Communicator& comm, Step&& step) {
 // record the epoch. Rank 0 alone writes the database and prints progress.
 class TrainingLoop {
  public:
-  TrainingLoop(const Options& o, comm::Communicator& comm, Setup& s)
+  // `resumed`: the checkpoint this run continues from, or null for a run from the start.
+  TrainingLoop(const Options& o, comm::Communicator& comm, Setup& s, const RankCheckpoint* resumed)
       : o_(o),
         comm_(comm),
         s_(s),
@@ -224,13 +245,23 @@ class TrainingLoop {
     const auto b = static_cast<std::int64_t>(o.batch_size);
     x_ = torch::from_blob(features_.data(), {b, shape.channels, shape.height, shape.width});
     y_ = torch::from_blob(labels_.data(), {b}, torch::kInt64);
+    if (resumed != nullptr) {
+      start_ = resumed->position;
+      last_checkpoint_step_ = start_.step;
+      if (resumed->momentum.size() != momentum_.size()) {
+        throw CheckpointError("checkpoint: the optimizer state has another size");
+      }
+      momentum_ = resumed->momentum;
+      augment_rng_ = resumed->augment_rng;
+      train_sums_ = resumed->train_sums;
+    }
   }
 
   TrainingResult run() {
     TrainingResult result;
-    long iteration = 0;
+    long iteration = start_.step;
     Evaluation eval;
-    for (int epoch = 0; epoch < epochs_; ++epoch) {
+    for (int epoch = start_.epoch; epoch < epochs_; ++epoch) {
       const std::vector<std::uint32_t> order = s_.sampler->epoch_indices(epoch);
       const double epoch_start = clock_.seconds();
       // Each rank's share this epoch (ranks out of lockstep may run more or fewer).
@@ -239,26 +270,40 @@ class TrainingLoop {
       const auto b = static_cast<std::size_t>(o_.batch_size);
       s_.algorithm->begin_epoch(epoch);
       const bool lockstep = s_.algorithm->lockstep();
-      for (long i = 0; s_.algorithm->next_iteration(i, iterations); ++i, ++iteration) {
+      const long first_iteration = epoch == start_.epoch ? start_.iteration_in_epoch : 0;
+      for (long i = first_iteration; s_.algorithm->next_iteration(i, iterations);
+           ++i, ++iteration) {
         result.iteration_starts.push_back(clock_.seconds());
         // A rank that runs more than its share (adpsgd) goes round its shard again.
         const auto first = static_cast<std::size_t>(i % s_.iterations_per_epoch) * b;
         metrics_.add(step(epoch, iteration, std::span(order).subspan(first, b)));
         if ((iteration + 1) % o_.log_every == 0 || (lockstep && i + 1 == iterations)) {
           metrics_.close_window(iteration);
-          if (lockstep) record_steps(metrics_.reduce(comm_, epoch));
+          if (lockstep) {
+            record_steps(metrics_.reduce(comm_, epoch));
+            // Mid-epoch; the epoch's last step waits for the epoch's end below.
+            if (i + 1 < iterations &&
+                checkpoint_opportunity({iteration + 1, epoch, i + 1}, false)) {
+              return stopped(result, iteration + 1);
+            }
+          }
         }
         if (rank0_ && clock_.seconds() - last_flush_ > kFlushSeconds) flush_steps();
-        progress_.on_iteration(epoch, iteration, train_sums_[0] / train_sums_[2],
-                               samples_per_second(i + 1, clock_.seconds() - epoch_start));
+        progress_.on_iteration(
+            epoch, iteration, train_sums_[0] / train_sums_[2],
+            samples_per_second(i + 1 - first_iteration, clock_.seconds() - epoch_start));
       }
       if (!lockstep) {
         metrics_.close_window(iteration - 1);
         record_steps(metrics_.reduce(comm_, epoch));
       }
       result.training_end = clock_.seconds();
-      eval = end_epoch(epoch, iteration,
-                       samples_per_second(iterations, result.training_end - epoch_start));
+      eval = end_epoch(
+          epoch, iteration,
+          samples_per_second(iterations - first_iteration, result.training_end - epoch_start));
+      if (epoch + 1 < epochs_ && checkpoint_opportunity({iteration, epoch + 1, 0}, true)) {
+        return stopped(result, iteration);
+      }
     }
     result.iterations = iteration;
     result.val_loss = eval.loss;
@@ -269,6 +314,65 @@ class TrainingLoop {
  private:
   // Step rows reach the database at least this often, so a crash loses little.
   static constexpr double kFlushSeconds = 30;
+
+  // Seconds since the run started, counting the time before the checkpoint it resumed from.
+  double run_seconds() const { return start_.elapsed_seconds + clock_.seconds(); }
+
+  // A checkpoint may be taken here (after a logged step, or at an epoch's end; `next` is the
+  // iteration to come). Writes one when it is due or when a signal asked to stop; returns
+  // whether to stop. Collective: every rank takes the same decision.
+  bool checkpoint_opportunity(TrainingPosition next, bool epoch_end) {
+    if (o_.checkpoint_dir.empty()) return false;
+    std::int64_t signal = termination::stop_requested();
+    comm_.allreduce(std::span(&signal, 1), comm::ReduceOp::max);
+    const bool scheduled =
+        (epoch_end && o_.checkpoint_every > 0 && next.epoch % o_.checkpoint_every == 0) ||
+        (o_.checkpoint_every_steps > 0 &&
+         next.step - last_checkpoint_step_ >= o_.checkpoint_every_steps);
+    if (signal == 0 && !scheduled) return false;
+    next.elapsed_seconds = run_seconds();
+    const std::filesystem::path written = write_checkpoint(next);
+    if (signal == 0) return false;
+    stop_signal_ = static_cast<int>(signal);
+    if (rank0_) {
+      s_.db->mark_preempted(
+          s_.run.id, fmt::format("stopped by SIG{} at step {} with checkpoint {}; continue with "
+                                 "--resume auto",
+                                 sigabbrev_np(stop_signal_), next.step, written.string()));
+    }
+    return true;
+  }
+
+  std::filesystem::path write_checkpoint(const TrainingPosition& next) {
+    if (rank0_) flush_steps();  // the record holds every step before the checkpoint
+    RankCheckpoint c;
+    c.run_id = s_.run.id;
+    c.rank = comm_.rank();
+    c.world_size = comm_.size();
+    c.options_hash = computation_hash(o_);
+    c.position = next;
+    c.params.assign(s_.flat->params().begin(), s_.flat->params().end());
+    c.buffers.assign(s_.flat->buffers().begin(), s_.flat->buffers().end());
+    c.momentum = momentum_;
+    c.augment_rng = augment_rng_;
+    c.train_sums = train_sums_;
+    c.torch_rng = torch_rng_state();
+    algorithms::StateWriter state;
+    s_.algorithm->save_state(state);
+    c.algorithm_state = state.bytes();
+    const std::filesystem::path dir = checkpoint_path(o_.checkpoint_dir, next.step);
+    write_rank_checkpoint(dir, c);
+    comm_.barrier();  // every rank's file is complete before an older checkpoint goes
+    if (rank0_) prune_checkpoints(o_.checkpoint_dir, 2);
+    last_checkpoint_step_ = next.step;
+    return dir;
+  }
+
+  TrainingResult& stopped(TrainingResult& result, long iterations_done) {
+    result.iterations = iterations_done;
+    result.stopped_by_signal = stop_signal_;
+    return result;
+  }
 
   double samples_per_second(long iterations, double seconds) const {
     return static_cast<double>(iterations * o_.batch_size * comm_.size()) / seconds;
@@ -354,7 +458,7 @@ class TrainingLoop {
       row.val_top1 = eval.top1;
       row.val_top5 = eval.top5;
       row.consensus_distance = s_.algorithm->consensus_distance();
-      row.wall_seconds = clock_.seconds();
+      row.wall_seconds = run_seconds();
       flush_steps();
       s_.db->add_epoch(s_.run.id, row);
     }
@@ -390,7 +494,91 @@ class TrainingLoop {
   std::uint64_t augment_rng_;
   const Stopwatch clock_;
   double last_flush_ = 0;
+  TrainingPosition start_;  // where this process began: a checkpoint's position, or the start
+  long last_checkpoint_step_ = 0;
+  int stop_signal_ = 0;
 };
+
+// The checkpoint to resume from: the newest that every rank can read (rank 0's listing says
+// which exist), or none under --resume auto when there is none. Collective; throws UsageError
+// when the checkpoint belongs to another configuration.
+std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Communicator& comm) {
+  std::vector<std::filesystem::path> candidates = {o.resume};
+  if (o.resume == "auto") {
+    std::vector<std::int64_t> steps;
+    if (comm.rank() == 0) {
+      for (const auto& c : checkpoints_newest_first(o.checkpoint_dir)) {
+        steps.push_back(std::stol(c.filename().string().substr(5)));
+      }
+    }
+    std::int64_t count = static_cast<std::int64_t>(steps.size());
+    comm.broadcast(std::span(&count, 1), 0);
+    steps.resize(static_cast<std::size_t>(count));
+    comm.broadcast(std::span(steps), 0);
+    candidates.clear();
+    for (const std::int64_t step : steps)
+      candidates.push_back(checkpoint_path(o.checkpoint_dir, step));
+  }
+  enum Verdict : std::int64_t { usable = 0, unreadable = 1, mismatched = 2 };
+  for (const std::filesystem::path& candidate : candidates) {
+    std::int64_t verdict = usable;
+    std::string problem;
+    std::optional<RankCheckpoint> mine;
+    try {
+      mine = read_rank_checkpoint(candidate, comm.rank());
+      if (mine->world_size != comm.size()) {
+        verdict = mismatched;
+        problem =
+            fmt::format("it was taken with {} workers, not {}", mine->world_size, comm.size());
+      } else if (mine->options_hash != computation_hash(o)) {
+        verdict = mismatched;
+        problem =
+            "it was taken with other options (only where to record and checkpoint may change)";
+      }
+    } catch (const CheckpointError& e) {
+      verdict = unreadable;
+      problem = e.what();
+    }
+    std::int64_t worst = verdict;
+    comm.allreduce(std::span(&worst, 1), comm::ReduceOp::max);
+    if (worst == usable) return mine;
+    if (worst == mismatched) {
+      throw UsageError(
+          fmt::format("--resume: {}: {}", candidate.string(),
+                      problem.empty() ? "another rank's file does not match this run" : problem));
+    }
+    if (!problem.empty()) {
+      fmt::print(stderr,
+                 "commsgd-train: warning: rank {}: unusable checkpoint: {}; trying an older one\n",
+                 comm.rank(), problem);
+    }
+    if (o.resume != "auto") {
+      throw UsageError(
+          fmt::format("--resume: {} cannot be read on every rank", candidate.string()));
+    }
+  }
+  if (comm.rank() == 0) {
+    fmt::print(stderr, "commsgd-train: no usable checkpoint in {}: starting from the beginning\n",
+               o.checkpoint_dir);
+  }
+  return std::nullopt;
+}
+
+// Puts a checkpoint's model and algorithm state in place of the freshly built ones.
+void restore(const RankCheckpoint& c, Setup& s) {
+  const auto copy = [](const std::vector<float>& from, std::span<float> to, const char* what) {
+    if (from.size() != to.size()) {
+      throw CheckpointError(
+          fmt::format("checkpoint: {} {} values, the model has {}", what, from.size(), to.size()));
+    }
+    std::copy(from.begin(), from.end(), to.begin());
+  };
+  copy(c.params, s.flat->params(), "parameters:");
+  copy(c.buffers, s.flat->buffers(), "buffers:");
+  set_torch_rng_state(c.torch_rng);
+  algorithms::StateReader state(std::span<const std::byte>(c.algorithm_state));
+  s.algorithm->load_state(state);
+}
 
 }  // namespace
 
@@ -401,26 +589,40 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   // The options only: ranks on different nodes may differ in environment (interface names).
   check_ranks_agree(comm, stable_hash(nlohmann::json(o).dump()), s.flat->params().size());
   const bool rank0 = comm.rank() == 0;
+  std::optional<RankCheckpoint> resumed;
+  if (!o.resume.empty()) {
+    set_up_together(comm, [&] {
+      resumed = find_resume_checkpoint(o, comm);
+      if (resumed) restore(*resumed, s);
+    });
+  }
+  if (resumed) s.run.id = resumed->run_id;  // rank 0's: the row to continue
   // Only now, with every rank known to agree, does a database file appear.
   set_up_together(comm, [&] {
-    if (rank0) s.db.emplace(database_path(o, s.run.id));
+    if (!rank0) return;
+    s.db.emplace(database_path(o, s.run.id));
+    if (resumed) s.db->resume_run(s.run.id, resumed->position.step, resumed->position.epoch);
   });
 
-  // One initial model for everyone, whatever each rank's RNG did.
-  comm.broadcast(s.flat->params(), 0);
-  comm.broadcast(s.flat->buffers(), 0);
-
-  if (rank0) {
-    s.db->begin_run(s.run);
-    termination::record_run(database_path(o, s.run.id), s.run.id);
+  if (!resumed) {
+    // One initial model for everyone, whatever each rank's RNG did.
+    comm.broadcast(s.flat->params(), 0);
+    comm.broadcast(s.flat->buffers(), 0);
+    if (rank0) s.db->begin_run(s.run);
   }
+  if (rank0) termination::record_run(database_path(o, s.run.id), s.run.id);
+  if (!o.checkpoint_dir.empty()) termination::enable_stop_requests();
   try {
     s.algorithm->begin_training(s.flat->params());
-    TrainingResult result = TrainingLoop(o, comm, s).run();
+    TrainingResult result = TrainingLoop(o, comm, s, resumed ? &*resumed : nullptr).run();
     s.algorithm->end_training();
     result.run_id = s.run.id;
+    if (rank0) result.database = database_path(o, s.run.id);
+    if (result.stopped_by_signal != 0) {
+      termination::stopped();
+      return result;
+    }
     if (rank0) {
-      result.database = database_path(o, s.run.id);
       if (!o.dump_params.empty()) write_params(o.dump_params, s.flat->params());
       termination::forget_run();
       s.db->finish_run(s.run.id, record::RunStatus::completed, "");

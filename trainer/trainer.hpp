@@ -15,6 +15,8 @@ struct TrainingResult {
   std::filesystem::path database;
   double val_loss = 0, val_top1 = 0;
   long iterations = 0;
+  // Non-zero: the signal that stopped the run at a checkpoint (its row says `preempted`).
+  int stopped_by_signal = 0;
   // Start time of every iteration and the end of the last one, in seconds since training
   // began: what a throughput benchmark needs to exclude warm-up iterations.
   std::vector<double> iteration_starts;

@@ -186,4 +186,12 @@ void Adpsgd::serve_exchanges() {
   }
 }
 
+void Adpsgd::save_state(StateWriter&) const {
+  throw std::logic_error("adpsgd cannot be checkpointed");
+}
+
+void Adpsgd::load_state(StateReader&) {
+  throw std::logic_error("adpsgd cannot be checkpointed");
+}
+
 }  // namespace commsgd::algorithms

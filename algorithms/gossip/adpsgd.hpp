@@ -38,6 +38,10 @@ class Adpsgd final : public Gossip {
   void after_step(std::span<float> params) override;
   void end_training() override;
   AlgorithmStats stats() const override;
+  // Not yet: messages in flight on the comm thread would have to be part of it. The trainer
+  // refuses --checkpoint-dir with adpsgd before starting.
+  void save_state(StateWriter&) const override;
+  void load_state(StateReader&) override;
 
  private:
   bool active() const { return comm_.rank() % 2 == 1; }

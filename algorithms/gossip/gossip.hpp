@@ -30,6 +30,9 @@ class Gossip : public Algorithm {
   }
   std::optional<double> consensus_distance() const override { return consensus_.distance(); }
   AlgorithmStats stats() const override { return stats_; }
+  // The iteration count, which picks each iteration's peers on time-varying topologies.
+  void save_state(StateWriter& out) const override { out.write(iteration_); }
+  void load_state(StateReader& in) override { iteration_ = in.read<std::uint64_t>(); }
 
  protected:
   // exchange_with_peers on the training thread: the whole round is time training waits, and

@@ -131,4 +131,12 @@ AlgorithmStats Osgp::stats() const {
   return s;
 }
 
+void Osgp::save_state(StateWriter&) const {
+  throw std::logic_error("osgp cannot be checkpointed");
+}
+
+void Osgp::load_state(StateReader&) {
+  throw std::logic_error("osgp cannot be checkpointed");
+}
+
 }  // namespace commsgd::algorithms

@@ -31,6 +31,10 @@ class Osgp final : public Gossip {
   // Waits for every exchange in flight first, so the average includes all of the mass.
   std::span<const float> model_for_evaluation(std::span<const float> params) override;
   AlgorithmStats stats() const override;
+  // Not yet: messages in flight on the comm thread would have to be part of it. The trainer
+  // refuses --checkpoint-dir with osgp before starting.
+  void save_state(StateWriter&) const override;
+  void load_state(StateReader&) override;
   // This rank's push-sum weight once every exchange in flight has landed.
   float flushed_weight();
 

@@ -45,4 +45,14 @@ void PushSum::debias(std::span<float> params) const {
   for (std::size_t i = 0; i < x_.size(); ++i) p[i] = x[i] * inverse;
 }
 
+void PushSum::save(StateWriter& out) const {
+  out.write(w_);
+  out.write(std::span<const float>(x_));
+}
+
+void PushSum::load(StateReader& in) {
+  w_ = in.read<float>();
+  in.read(x_);
+}
+
 }  // namespace commsgd::algorithms

@@ -3,6 +3,8 @@
 #include <span>
 #include <vector>
 
+#include "algorithms/state.hpp"
+
 namespace commsgd::algorithms {
 
 // The state of push-sum (Kempe et al.; SGP, Assran et al. 2019): a numerator x and a weight w
@@ -22,6 +24,9 @@ class PushSum {
   void absorb(std::span<const float> message);
   // params = x / w.
   void debias(std::span<float> params) const;
+
+  void save(StateWriter& out) const;
+  void load(StateReader& in);
 
   float weight() const { return w_; }
   bool started() const { return !x_.empty(); }

@@ -18,4 +18,14 @@ void Sgp::after_step(std::span<float> params) {
   ++iteration_;
 }
 
+void Sgp::save_state(StateWriter& out) const {
+  Gossip::save_state(out);
+  push_sum_.save(out);
+}
+
+void Sgp::load_state(StateReader& in) {
+  Gossip::load_state(in);
+  push_sum_.load(in);
+}
+
 }  // namespace commsgd::algorithms

@@ -61,4 +61,14 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
   ++iteration_;
 }
 
+void SparseSgd::save_state(StateWriter& out) const {
+  out.write(iteration_);
+  out.write(std::span<const float>(residual_));
+}
+
+void SparseSgd::load_state(StateReader& in) {
+  iteration_ = in.read<std::uint64_t>();
+  in.read(residual_);
+}
+
 }  // namespace commsgd::algorithms

@@ -29,6 +29,9 @@ class SparseSgd final : public Algorithm {
     return params;
   }
   AlgorithmStats stats() const override { return stats_; }
+  // The residual e_r, and the iteration count that seeds the random selectors.
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
   double density() const { return density_; }
   std::span<const float> residual() const { return residual_; }

@@ -335,4 +335,32 @@ void RunDatabase::add_bench(std::span<const BenchRow> rows) {
   tx.commit();
 }
 
+void RunDatabase::mark_preempted(std::string_view run_id, std::string_view exit_reason) {
+  Statement st(db(), file_, "mark_preempted", R"sql(
+    UPDATE runs SET status = 'preempted', exit_reason = ?, finished_at = ?
+    WHERE id = ? AND status != 'completed')sql");
+  st.bind(exit_reason, utc_now_iso8601(), run_id).execute();
+  if (sqlite3_changes(db()) == 0) {
+    throw DatabaseError(
+        fmt::format("{}: mark_preempted: no unfinished run with id {}", file_, run_id));
+  }
+}
+
+void RunDatabase::resume_run(std::string_view run_id, long next_step, int next_epoch) {
+  Transaction tx(db(), file_);
+  Statement resume(db(), file_, "resume_run", R"sql(
+    UPDATE runs SET status = 'running', exit_reason = NULL, finished_at = NULL
+    WHERE id = ? AND status != 'completed')sql");
+  resume.bind(run_id).execute();
+  if (sqlite3_changes(db()) == 0) {
+    throw DatabaseError(fmt::format(
+        "{}: resume: run {} is not in this database, or it has completed", file_, run_id));
+  }
+  Statement steps(db(), file_, "resume_run", "DELETE FROM steps WHERE run_id = ? AND step >= ?");
+  steps.bind(run_id, static_cast<std::int64_t>(next_step)).execute();
+  Statement epochs(db(), file_, "resume_run", "DELETE FROM epochs WHERE run_id = ? AND epoch >= ?");
+  epochs.bind(run_id, static_cast<std::int64_t>(next_epoch)).execute();
+  tx.commit();
+}
+
 }  // namespace commsgd::record

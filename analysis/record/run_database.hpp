@@ -92,6 +92,14 @@ class RunDatabase {
   void finish_run(std::string_view run_id, RunStatus status, std::string_view exit_reason);
   void add_bench(std::span<const BenchRow> rows);  // all or nothing, one created_at
 
+  // Checkpoints. A run stopped by a signal after writing a checkpoint is `preempted`, whatever a
+  // signal watcher recorded first (it cannot know a checkpoint will follow).
+  void mark_preempted(std::string_view run_id, std::string_view exit_reason);
+  // A run continues from a checkpoint: back to 'running', and what it recorded after the
+  // checkpoint (steps from `next_step`, epochs from `next_epoch`) is dropped, to be recorded
+  // again. Refuses a run that is missing or already completed. One transaction.
+  void resume_run(std::string_view run_id, long next_step, int next_epoch);
+
   int schema_version() const;         // PRAGMA user_version as stored in the file
   sqlite3* handle() { return db(); }  // for tests and report queries
 

@@ -1,0 +1,185 @@
+// Checkpoint and resume: a run stopped by SIGTERM (sent to every rank, as Slurm does) at a random
+// point and resumed with --resume auto must match an uninterrupted run bit for bit — every
+// logged step's loss, every epoch's metrics, the final parameters — in one run row, `completed`.
+// A corrupted newest checkpoint is detected by its checksum and the previous one is used.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "tests/support/trainer_runs.hpp"
+
+namespace commsgd::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kRanks = 4;
+
+std::vector<std::string> run_args(const std::string& algo, const fs::path& db,
+                                  const fs::path& params) {
+  return {COMMSGD_TRAIN,
+          "--algo",
+          algo,
+          "--density",
+          "0.05",
+          "--dataset",
+          "synthetic",
+          "--synthetic-train",
+          "2048",
+          "--epochs",
+          "6",
+          "--batch-size",
+          "8",
+          "--log-every",
+          "4",
+          "--threads",
+          "1",
+          "--seed",
+          "3",
+          "--quiet",
+          "--db",
+          db.string(),
+          "--dump-params",
+          params.string()};
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+long count_rows(const fs::path& db, const std::string& table) {
+  if (!has_rows(db, table)) return 0;
+  return std::stol(query(db, "select count(*) from " + table)[0][0]);
+}
+
+// Waits until `done()` or 120 s; true if done.
+template <class Done>
+bool wait_for(Done&& done) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!done()) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// SIGTERM to every rank, as srun and Slurm's time limit deliver it; the job must stop at a
+// checkpoint and record the run `preempted`.
+void stop_with_sigterm(Process& job, const fs::path& db) {
+  for (const pid_t rank : job.children()) kill(rank, SIGTERM);
+  const ProcessResult stopped = job.wait(std::chrono::seconds(90));
+  ASSERT_FALSE(stopped.timed_out) << stopped.output;
+  EXPECT_NE(stopped.exit_code, 0) << stopped.output;
+  const auto row = query(db, "select status, exit_reason from runs");
+  ASSERT_EQ(row.size(), 1u);
+  ASSERT_EQ(row[0][0], "preempted") << row[0][1] << "\n" << stopped.output;
+}
+
+// What must be identical between the two runs: doubles printed with 17 significant digits.
+std::vector<std::vector<std::string>> record_of(const fs::path& db) {
+  auto rows = query(db,
+                    "select step, epoch, printf('%!.17g', loss_mean), printf('%!.17g', loss_max),"
+                    " printf('%!.17g', density_mean) from steps order by step");
+  for (auto& e : query(db,
+                       "select epoch, printf('%!.17g', train_loss), printf('%!.17g', "
+                       "train_acc), printf('%!.17g', val_loss), printf('%!.17g', val_top1) "
+                       "from epochs order by epoch")) {
+    rows.push_back(e);
+  }
+  return rows;
+}
+
+void expect_same_run(const fs::path& reference_db, const fs::path& reference_params,
+                     const fs::path& resumed_db, const fs::path& resumed_params) {
+  const auto runs = query(resumed_db, "select status from runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0][0], "completed");
+  const auto expected = record_of(reference_db);
+  const auto got = record_of(resumed_db);
+  ASSERT_EQ(got.size(), expected.size()) << "steps and epochs rows differ in number";
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "row " << i;
+  const std::vector<float> a = read_floats(reference_params), b = read_floats(resumed_params);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
+      << "final parameters differ";
+}
+
+class ExactResume : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(ExactResume, StoppedBySigtermAndResumedMatchesAnUninterruptedRunBitForBit) {
+  const std::string algo = GetParam();
+  const fs::path a_db = dir_ / "a.sqlite", a_params = dir_ / "a.bin";
+  const fs::path b_db = dir_ / "b.sqlite", b_params = dir_ / "b.bin", ck = dir_ / "ck";
+  const ProcessResult reference =
+      run_process(mpirun(kRanks, run_args(algo, a_db, a_params)), std::chrono::seconds(300));
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+
+  // 6 epochs of 64 iterations, a steps row every 4: stop after a random number of rows.
+  std::mt19937 random(std::random_device{}());
+  const long stop_after = std::uniform_int_distribution<long>(3, 60)(random);
+  const std::vector<std::string> checkpointed =
+      with(run_args(algo, b_db, b_params),
+           {"--checkpoint-dir", ck.string(), "--checkpoint-every-steps", "40"});
+  Process job(mpirun(kRanks, checkpointed));
+  ASSERT_TRUE(wait_for([&] { return count_rows(b_db, "steps") >= stop_after; }));
+  stop_with_sigterm(job, b_db);
+  RecordProperty("stopped_after_steps_rows", std::to_string(stop_after));
+
+  const ProcessResult resumed = run_process(
+      mpirun(kRanks, with(checkpointed, {"--resume", "auto"})), std::chrono::seconds(300));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  expect_same_run(a_db, a_params, b_db, b_params);
+}
+
+INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
+                         ::testing::Values("dense", "topk", "gtopk", "gaussiank", "sgp", "dpsgd"));
+
+TEST_F(TrainerRuns, CorruptNewestCheckpointIsDetectedAndThePreviousOneUsed) {
+  const fs::path a_db = dir_ / "a.sqlite", a_params = dir_ / "a.bin";
+  const fs::path b_db = dir_ / "b.sqlite", b_params = dir_ / "b.bin", ck = dir_ / "ck";
+  ASSERT_EQ(
+      run_process(mpirun(kRanks, run_args("gtopk", a_db, a_params)), std::chrono::seconds(300))
+          .exit_code,
+      0);
+  const std::vector<std::string> checkpointed =
+      with(run_args("gtopk", b_db, b_params),
+           {"--checkpoint-dir", ck.string(), "--checkpoint-every-steps", "8"});
+  Process job(mpirun(kRanks, checkpointed));
+  ASSERT_TRUE(wait_for(
+      [&] { return fs::exists(ck) && std::distance(fs::directory_iterator(ck), {}) >= 2; }));
+  stop_with_sigterm(job, b_db);
+
+  // The newest checkpoint: rank 1's file cut short, rank 2's with one byte flipped.
+  std::vector<fs::path> checkpoints;
+  for (const auto& e : fs::directory_iterator(ck)) checkpoints.push_back(e.path());
+  std::sort(checkpoints.begin(), checkpoints.end());
+  ASSERT_EQ(checkpoints.size(), 2u);
+  const fs::path newest = checkpoints.back();
+  fs::resize_file(newest / "rank-00001.ckpt", fs::file_size(newest / "rank-00001.ckpt") / 2);
+  {
+    std::fstream f(newest / "rank-00002.ckpt", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(200);
+    const char c = static_cast<char>(f.get());
+    f.seekp(200);
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+
+  const ProcessResult resumed = run_process(
+      mpirun(kRanks, with(checkpointed, {"--resume", "auto"})), std::chrono::seconds(300));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("warning: rank 1: unusable checkpoint"), std::string::npos)
+      << resumed.output;
+  EXPECT_NE(resumed.output.find("checksum mismatch"), std::string::npos) << resumed.output;
+  expect_same_run(a_db, a_params, b_db, b_params);
+}
+
+}  // namespace
+}  // namespace commsgd::testing
