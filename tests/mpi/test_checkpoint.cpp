@@ -1,7 +1,8 @@
 // Checkpoint and resume: a run stopped by SIGTERM (sent to every rank, as Slurm does) at a random
 // point and resumed with --resume auto must match an uninterrupted run bit for bit — every
 // logged step's loss, every epoch's metrics, the final parameters — in one run row, `completed`.
-// A corrupted newest checkpoint is detected by its checksum and the previous one is used.
+// A corrupted newest checkpoint is detected by its checksum and the previous one is used; a
+// checkpoint of other options is refused.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -171,6 +172,14 @@ TEST_F(TrainerRuns, CorruptNewestCheckpointIsDetectedAndThePreviousOneUsed) {
     f.seekp(200);
     f.put(static_cast<char>(c ^ 0x5a));
   }
+
+  // Resuming with other options is refused (exit code 2), and leaves the run as it was.
+  const ProcessResult other =
+      run_process(mpirun(kRanks, with(checkpointed, {"--resume", "auto", "--lr", "0.2"})),
+                  std::chrono::seconds(300));
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("taken with other options"), std::string::npos) << other.output;
+  EXPECT_EQ(query(b_db, "select status from runs")[0][0], "preempted");
 
   const ProcessResult resumed = run_process(
       mpirun(kRanks, with(checkpointed, {"--resume", "auto"})), std::chrono::seconds(300));
