@@ -46,7 +46,10 @@ case $network in
     subnet=$(<"$hosts_dir/subnet")
     host_list=$(awk '{ printf "%s%s:1", sep, $1; sep = "," }' "$hosts_dir/hosts")
     export COMMSGD_HOSTS_DIR=$hosts_dir
+    # The hosts share this machine's /tmp: a session dir of their own keeps another mpirun's
+    # clean-up from removing theirs.
     "${mpirun[@]}" --host "$host_list" --mca plm_rsh_agent "$here/netns-rsh.sh" \
+      --mca orte_tmpdir_base "$hosts_dir" \
       --mca btl tcp,self --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
       -x COMMSGD_NETWORK -x OMP_NUM_THREADS "$@"
     ;;
