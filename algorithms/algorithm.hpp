@@ -79,6 +79,10 @@ struct AlgorithmConfig {
 // Names accepted by --algo in this build.
 const std::vector<std::string>& algorithm_names();
 
+// Whether save_state/load_state work for `algo`: osgp and adpsgd hold messages in flight on
+// their comm threads and cannot be checkpointed yet.
+bool can_checkpoint(std::string_view algo);
+
 // Fills in the sparse algorithms' default selector and aggregation; throws std::invalid_argument
 // for a selector or aggregation given to an algorithm that has none.
 AlgorithmConfig resolve(AlgorithmConfig config);

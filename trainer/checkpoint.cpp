@@ -67,15 +67,15 @@ void sync_directory(const fs::path& dir) {
   ::close(fd);
 }
 
-long step_of(const fs::path& checkpoint) {
+}  // namespace
+
+long checkpoint_step(const fs::path& checkpoint) {
   const std::string name = checkpoint.filename().string();
   if (!name.starts_with("step-") || name.size() == 5) return -1;
   const std::string digits = name.substr(5);
   if (digits.find_first_not_of("0123456789") != std::string::npos) return -1;
   return std::stol(digits);
 }
-
-}  // namespace
 
 fs::path checkpoint_path(const fs::path& root, long step) {
   return root / fmt::format("step-{:010}", step);
@@ -89,10 +89,11 @@ std::vector<fs::path> checkpoints_newest_first(const fs::path& root) {
   std::vector<fs::path> found;
   std::error_code error;
   for (const fs::directory_entry& e : fs::directory_iterator(root, error)) {
-    if (e.is_directory() && step_of(e.path()) >= 0) found.push_back(e.path());
+    if (e.is_directory() && checkpoint_step(e.path()) >= 0) found.push_back(e.path());
   }
-  std::sort(found.begin(), found.end(),
-            [](const fs::path& a, const fs::path& b) { return step_of(a) > step_of(b); });
+  std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
+    return checkpoint_step(a) > checkpoint_step(b);
+  });
   return found;
 }
 

@@ -44,6 +44,9 @@ struct RankCheckpoint {
 std::filesystem::path checkpoint_path(const std::filesystem::path& root, long step);  // the dir
 std::filesystem::path rank_file(const std::filesystem::path& checkpoint, int rank);
 
+// The step a checkpoint's directory is named after; -1 if it is not named step-N.
+long checkpoint_step(const std::filesystem::path& checkpoint);
+
 // The checkpoints under `root`, newest first (by step).
 std::vector<std::filesystem::path> checkpoints_newest_first(const std::filesystem::path& root);
 

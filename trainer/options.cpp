@@ -290,8 +290,7 @@ void validate(const Options& o) {
     }
     if (o.resume == "auto") throw UsageError("--resume auto needs --checkpoint-dir");
   }
-  if ((!o.checkpoint_dir.empty() || !o.resume.empty()) &&
-      (o.algo == "osgp" || o.algo == "adpsgd")) {
+  if ((!o.checkpoint_dir.empty() || !o.resume.empty()) && !algorithms::can_checkpoint(o.algo)) {
     throw UsageError("--checkpoint-dir/--resume: " + o.algo +
                      " cannot be checkpointed yet (its comm thread holds messages in flight)");
   }

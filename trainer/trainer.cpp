@@ -508,7 +508,7 @@ std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Com
     std::vector<std::int64_t> steps;
     if (comm.rank() == 0) {
       for (const auto& c : checkpoints_newest_first(o.checkpoint_dir)) {
-        steps.push_back(std::stol(c.filename().string().substr(5)));
+        steps.push_back(checkpoint_step(c));
       }
     }
     std::int64_t count = static_cast<std::int64_t>(steps.size());
