@@ -32,7 +32,8 @@ done
 [ $# -ge 1 ] || usage
 
 export COMMSGD_NETWORK=$network OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-mpirun=(mpirun -np "$ranks" --oversubscribe --bind-to none)
+# Ranks get 10 s between mpirun's SIGTERM and SIGKILL (default 1 s) to record how their run ended.
+mpirun=(mpirun -np "$ranks" --oversubscribe --bind-to none --mca odls_base_sigkill_timeout 10)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 
 case $network in

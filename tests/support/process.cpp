@@ -83,8 +83,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
 }
 
 std::vector<std::string> mpirun_base() {
-  std::vector<std::string> argv = {COMMSGD_MPIEXEC,    "--oversubscribe", "--bind-to", "none", "-x",
-                                   "OMP_NUM_THREADS=1"};
+  // mpirun follows its SIGTERM with SIGKILL after odls_base_sigkill_timeout (default 1 s): on a
+  // loaded 2-core machine that can come before a rank has recorded its run failed. 10 s, like the
+  // grace a Slurm job step gets (KillWait, 30 s by default).
+  std::vector<std::string> argv = {
+      COMMSGD_MPIEXEC, "--oversubscribe",           "--bind-to", "none", "-x", "OMP_NUM_THREADS=1",
+      "--mca",         "odls_base_sigkill_timeout", "10"};
   if (geteuid() == 0) argv.push_back("--allow-run-as-root");
   return argv;
 }
