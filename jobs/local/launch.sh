@@ -32,8 +32,8 @@ done
 [ $# -ge 1 ] || usage
 
 export COMMSGD_NETWORK=$network OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-# Ranks get 10 s between mpirun's SIGTERM and SIGKILL (default 1 s) to record how their run ended.
-mpirun=(mpirun -np "$ranks" --oversubscribe --bind-to none --mca odls_base_sigkill_timeout 10)
+# Ranks get 3 s between mpirun's SIGTERM and SIGKILL (default 1 s) to record how their run ended.
+mpirun=(mpirun -np "$ranks" --oversubscribe --bind-to none --mca odls_base_sigkill_timeout 3)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 
 case $network in

@@ -84,11 +84,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
 
 std::vector<std::string> mpirun_base() {
   // mpirun follows its SIGTERM with SIGKILL after odls_base_sigkill_timeout (default 1 s): on a
-  // loaded 2-core machine that can come before a rank has recorded its run failed. 10 s, like the
-  // grace a Slurm job step gets (KillWait, 30 s by default).
+  // loaded 2-core machine that can come before a rank has recorded its run failed. 3 s (Slurm's
+  // KillWait is 30 s); mpirun waits it out in full on every failure, so not more.
   std::vector<std::string> argv = {
       COMMSGD_MPIEXEC, "--oversubscribe",           "--bind-to", "none", "-x", "OMP_NUM_THREADS=1",
-      "--mca",         "odls_base_sigkill_timeout", "10"};
+      "--mca",         "odls_base_sigkill_timeout", "3"};
   if (geteuid() == 0) argv.push_back("--allow-run-as-root");
   return argv;
 }
