@@ -52,9 +52,12 @@ class Algorithm {
   virtual std::optional<double> consensus_distance() const { return std::nullopt; }
   virtual AlgorithmStats stats() const = 0;
   // Checkpoints, taken between iterations on every rank: what the algorithm needs besides the
-  // parameters to go on exactly as if never stopped. load_state() is called after construction
-  // and begin_epoch() of the epoch being resumed, before begin_training().
-  virtual void save_state(StateWriter& out) const = 0;
+  // parameters to go on as if never stopped (exactly so for the algorithms in lockstep without a
+  // comm thread). save_state() may first wait for messages in flight, which is why it is not
+  // const. load_state() is called after construction and begin_epoch() of the epoch being
+  // resumed, before begin_training(). Algorithms out of lockstep are checkpointed only between
+  // epochs.
+  virtual void save_state(StateWriter& out) = 0;
   virtual void load_state(StateReader& in) = 0;
 };
 
@@ -78,10 +81,6 @@ struct AlgorithmConfig {
 
 // Names accepted by --algo in this build.
 const std::vector<std::string>& algorithm_names();
-
-// Whether save_state/load_state work for `algo`: osgp and adpsgd hold messages in flight on
-// their comm threads and cannot be checkpointed yet.
-bool can_checkpoint(std::string_view algo);
 
 // Fills in the sparse algorithms' default selector and aggregation; throws std::invalid_argument
 // for a selector or aggregation given to an algorithm that has none.

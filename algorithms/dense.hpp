@@ -16,7 +16,7 @@ class Dense final : public Algorithm {
   }
   AlgorithmStats stats() const override { return stats_; }
   // Dense S-SGD keeps nothing between iterations: the parameters and optimizer say it all.
-  void save_state(StateWriter&) const override {}
+  void save_state(StateWriter&) override {}
   void load_state(StateReader&) override {}
 
  private:

@@ -42,10 +42,6 @@ const std::vector<std::string>& algorithm_names() {
   return names;
 }
 
-bool can_checkpoint(std::string_view algo) {
-  return algo != "osgp" && algo != "adpsgd";
-}
-
 AlgorithmConfig resolve(AlgorithmConfig config) {
   bool sparse = false, gossip = false;
   for (const SparseDefaults& s : kSparse) {

@@ -189,6 +189,11 @@ void add_options(CLI::App& app, Options& o) {
                  "Clip the synchronized gradient to this global L2 norm (0: off)")
       ->check(kNonNegative)
       ->group(opt);
+  app.add_option("--on-nonfinite", o.on_nonfinite,
+                 "NaN/Inf in a loss or the synchronized gradient: stop (the run fails) or "
+                 "skip-step (drop that batch's gradient, or the whole update, and go on)")
+      ->check(CLI::IsMember({"stop", "skip-step"}))
+      ->group(opt);
   app.add_option("--eval-batch-size", o.eval_batch_size, "Samples per validation batch")
       ->check(kPositive)
       ->group(opt);
@@ -289,10 +294,6 @@ void validate(const Options& o) {
       throw UsageError("--checkpoint-every-steps needs --checkpoint-dir");
     }
     if (o.resume == "auto") throw UsageError("--resume auto needs --checkpoint-dir");
-  }
-  if ((!o.checkpoint_dir.empty() || !o.resume.empty()) && !algorithms::can_checkpoint(o.algo)) {
-    throw UsageError("--checkpoint-dir/--resume: " + o.algo +
-                     " cannot be checkpointed yet (its comm thread holds messages in flight)");
   }
   if (!o.resume.empty() && o.resume != "auto" && !std::filesystem::is_directory(o.resume)) {
     throw UsageError("--resume: " + o.resume + " is not a checkpoint directory");

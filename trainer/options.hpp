@@ -65,6 +65,7 @@ struct Options {
   double warmup_epochs = 0;
   bool scale_lr = false;
   double clip_grad_norm = 0;
+  std::string on_nonfinite = "stop";  // or "skip-step"
   int eval_batch_size = 256;
   // Record
   std::string db;
@@ -88,9 +89,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threa
                                    val_split, synthetic_shape, synthetic_classes, synthetic_train,
                                    synthetic_val, no_normalize, augment, batch_size, lr, momentum,
                                    nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
-                                   clip_grad_norm, eval_batch_size, db, db_dir, log_every, network,
-                                   emulate_link_mbps, dump_params, quiet, checkpoint_dir,
-                                   checkpoint_every, checkpoint_every_steps, resume)
+                                   clip_grad_norm, on_nonfinite, eval_batch_size, db, db_dir,
+                                   log_every, network, emulate_link_mbps, dump_params, quiet,
+                                   checkpoint_dir, checkpoint_every, checkpoint_every_steps, resume)
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);

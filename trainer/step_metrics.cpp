@@ -1,7 +1,11 @@
 #include "trainer/step_metrics.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace commsgd::trainer {
 
@@ -12,17 +16,22 @@ std::array<double, StepMetrics::kFields> StepMetrics::fields_of(const IterationS
 
 void StepMetrics::add(const IterationSample& sample) {
   const auto fields = fields_of(sample);
-  for (std::size_t i = 0; i < kFields; ++i) sum_[i] += fields[i];
+  // A non-finite loss (a batch --on-nonfinite skip-step left out) is no loss to average.
+  const bool finite_loss = std::isfinite(sample.loss);
+  for (std::size_t i = finite_loss ? 0 : 1; i < kFields; ++i) sum_[i] += fields[i];
   ++iterations_;
+  loss_iterations_ += finite_loss ? 1 : 0;
 }
 
 void StepMetrics::close_window(std::int64_t step) {
   if (iterations_ == 0) return;
-  Window w{{}, step};
+  Window w{{}, step, loss_iterations_ > 0};
   for (std::size_t i = 0; i < kFields; ++i) w.mean[i] = sum_[i] / iterations_;
+  if (w.has_loss) w.mean[0] = sum_[0] / loss_iterations_;
   windows_.push_back(w);
   sum_.fill(0.0);
   iterations_ = 0;
+  loss_iterations_ = 0;
 }
 
 std::vector<record::StepRow> StepMetrics::reduce(comm::Communicator& comm, int epoch) {
@@ -32,16 +41,19 @@ std::vector<record::StepRow> StepMetrics::reduce(comm::Communicator& comm, int e
 
   // Window j of every rank that has one: sums and counts for the mean, maxima for the max (a
   // rank without window j adds nothing and contributes -inf), and the latest step it ended at.
-  std::vector<double> sums(n * kFields, 0.0), present(n, 0.0);
+  // The loss counts separately: a window may have no finite loss on a rank.
+  std::vector<double> sums(n * kFields, 0.0), present(2 * n, 0.0);
   std::vector<double> maxima(n * kFields, -std::numeric_limits<double>::infinity());
   std::vector<std::int64_t> steps(n, 0);
   for (std::size_t j = 0; j < windows_.size(); ++j) {
-    for (std::size_t i = 0; i < kFields; ++i) {
-      sums[j * kFields + i] = windows_[j].mean[i];
-      maxima[j * kFields + i] = windows_[j].mean[i];
+    const Window& w = windows_[j];
+    for (std::size_t i = w.has_loss ? 0 : 1; i < kFields; ++i) {
+      sums[j * kFields + i] = w.mean[i];
+      maxima[j * kFields + i] = w.mean[i];
     }
-    present[j] = 1;
-    steps[j] = windows_[j].step;
+    present[2 * j] = 1;
+    present[2 * j + 1] = w.has_loss ? 1 : 0;
+    steps[j] = w.step;
   }
   comm.allreduce(std::span(sums), comm::ReduceOp::sum);
   comm.allreduce(std::span(present), comm::ReduceOp::sum);
@@ -62,8 +74,15 @@ std::vector<record::StepRow> StepMetrics::reduce(comm::Communicator& comm, int e
         &row.select_s,       &row.communicate_s, &row.wait_s,
         &row.update_s,       &row.total_s,       &row.bytes_sent,
         &row.bytes_received, &row.density};
-    for (std::size_t i = 0; i < kFields; ++i) {
-      *stats[i] = {sums[j * kFields + i] / present[j], maxima[j * kFields + i]};
+    if (present[2 * j + 1] == 0) {
+      throw std::runtime_error(fmt::format(
+          "every loss of steps up to {} was non-finite on every rank: the model diverged, and "
+          "--on-nonfinite skip-step cannot go on without one good batch",
+          row.step));
+    }
+    row.loss = {sums[j * kFields] / present[2 * j + 1], maxima[j * kFields]};
+    for (std::size_t i = 1; i < kFields; ++i) {
+      *stats[i] = {sums[j * kFields + i] / present[2 * j], maxima[j * kFields + i]};
     }
   }
   return rows;

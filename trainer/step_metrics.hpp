@@ -20,7 +20,8 @@ struct IterationSample {
 // Averages iterations over a --log-every window on each rank, then window by window over ranks
 // (mean and max) into `steps` rows. In lockstep, every rank closes the same windows and reduces
 // after each; ranks that run different numbers of iterations (adpsgd) reduce all of an epoch's
-// windows at its end, each row over the ranks that reached that window.
+// windows at its end, each row over the ranks that reached that window. Non-finite losses (batches
+// that --on-nonfinite skip-step left out) are left out of the loss.
 class StepMetrics {
  public:
   void add(const IterationSample& sample);
@@ -36,9 +37,10 @@ class StepMetrics {
   struct Window {
     std::array<double, kFields> mean;
     std::int64_t step;
+    bool has_loss;  // some iteration of the window had a finite loss
   };
   std::array<double, kFields> sum_{};
-  int iterations_ = 0;
+  int iterations_ = 0, loss_iterations_ = 0;
   std::vector<Window> windows_;
   std::int64_t last_step_ = -1;
 };

@@ -20,6 +20,7 @@ namespace {
 std::mutex mutex;  // guards the run to record, shared by the main and the watcher thread
 std::atomic<bool> stop_requests_enabled = false;
 std::atomic<int> requested_stop = 0;
+std::atomic<int> taken_signal = 0;
 bool loop_stopped = false;  // guarded by mutex
 std::condition_variable loop_stopped_changed;
 // A connection of its own, opened ahead of time: when the signal comes, mpirun's SIGKILL follows
@@ -40,6 +41,7 @@ void watch() {
   const sigset_t set = watched_signals();
   int signal = 0;
   sigwait(&set, &signal);
+  taken_signal = signal;
   // SIGUSR1 is what the job templates ask Slurm to send ahead of the time limit (--signal):
   // the run was stopped from outside, not broken.
   const bool time_limit = signal == SIGUSR1;
@@ -99,10 +101,11 @@ void stopped() {
   loop_stopped_changed.notify_all();
 }
 
-void forget_run() {
+int forget_run() {
   const std::lock_guard lock(mutex);
   run_database.reset();
   run_id.clear();
+  return taken_signal;
 }
 
 }  // namespace commsgd::trainer::termination

@@ -19,7 +19,8 @@ void install();
 // From here on, a signal marks this run failed (or preempted) in `database` (rank 0 only).
 void record_run(const std::filesystem::path& database, const std::string& run_id);
 // The run ended on its own (completed or failed): a late signal must not rewrite the row.
-void forget_run();
+// Returns the signal taken before, if any (0 if none), whose mark on the row the caller replaces.
+int forget_run();
 
 // With checkpoints on, a signal also asks the training loop to stop at its next checkpoint: the
 // watcher records the run as above (the loop may never get there, e.g. when a peer died), then
@@ -28,7 +29,8 @@ inline constexpr double kStopGraceSeconds = 25;  // Slurm sends SIGKILL 30 s aft
 void enable_stop_requests();
 // The signal that asked the loop to stop, or 0.
 int stop_requested();
-// The loop stopped with a checkpoint and the process is on its way out.
+// The loop ended, at a checkpoint or after its last iteration, and the process is on its way
+// out: a signal taken now need not end it early.
 void stopped();
 
 }  // namespace termination

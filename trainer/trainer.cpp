@@ -228,6 +228,7 @@ class TrainingLoop {
         comm_(comm),
         s_(s),
         rank0_(comm.rank() == 0),
+        skip_nonfinite_(o.on_nonfinite == "skip-step"),
         total_iterations_(o.max_steps > 0
                               ? std::min<long>(o.max_steps, s.iterations_per_epoch * o.epochs)
                               : s.iterations_per_epoch * o.epochs),
@@ -306,6 +307,8 @@ class TrainingLoop {
       }
     }
     result.iterations = iteration;
+    result.skipped = skipped_;
+    comm_.allreduce(std::span(&result.skipped, 1), comm::ReduceOp::sum);
     result.val_loss = eval.loss;
     result.val_top1 = eval.top1;
     return result;
@@ -314,6 +317,16 @@ class TrainingLoop {
  private:
   // Step rows reach the database at least this often, so a crash loses little.
   static constexpr double kFlushSeconds = 30;
+  static constexpr const char* kNonFiniteHint =
+      " (--on-nonfinite stop; skip-step would leave it out and go on)";
+  static constexpr long kSkipWarnings = 5;  // then skips are only counted
+
+  void skipped(const std::string& what) {
+    if (++skipped_ <= kSkipWarnings) {
+      fmt::print(stderr, "commsgd-train: warning: rank {}: {}{}\n", comm_.rank(), what,
+                 skipped_ == kSkipWarnings ? " (further skips on this rank are only counted)" : "");
+    }
+  }
 
   // Seconds since the run started, counting the time before the checkpoint it resumed from.
   double run_seconds() const { return start_.elapsed_seconds + clock_.seconds(); }
@@ -325,6 +338,10 @@ class TrainingLoop {
     if (o_.checkpoint_dir.empty()) return false;
     std::int64_t signal = termination::stop_requested();
     comm_.allreduce(std::span(&signal, 1), comm::ReduceOp::max);
+    // Ranks out of lockstep (adpsgd, between epochs) have run different numbers of iterations:
+    // number the checkpoint past all of them, as the epoch's last steps row is, so that they
+    // all take the same decision.
+    if (!s_.algorithm->lockstep()) comm_.allreduce(std::span(&next.step, 1), comm::ReduceOp::max);
     const bool scheduled =
         (epoch_end && o_.checkpoint_every > 0 && next.epoch % o_.checkpoint_every == 0) ||
         (o_.checkpoint_every_steps > 0 &&
@@ -396,29 +413,43 @@ class TrainingLoop {
     loss.backward();
     if (iteration == 0) flat.check_grads_in_place();
     sample.loss = loss.item<double>();
-    train_sums_[0] += sample.loss * static_cast<double>(batch.size());
-    train_sums_[1] += logits.argmax(1).eq(y_).sum().item<double>();
-    train_sums_[2] += static_cast<double>(batch.size());
+    // A NaN or Inf would silently ruin the model (and, in a residual, never leave it): stop with
+    // an error, or with skip-step leave this batch out: the rank contributes a zero gradient.
+    if (!std::isfinite(sample.loss) ||
+        (skip_nonfinite_ && !std::isfinite(kernels::squared_norm(flat.grads())))) {
+      const std::string what =
+          fmt::format("non-finite loss or gradient ({}) at iteration {}", sample.loss, iteration);
+      if (!skip_nonfinite_) throw std::runtime_error(what + kNonFiniteHint);
+      skipped(what + ": this rank's batch is left out");
+      flat.zero_grads();
+    } else {
+      train_sums_[0] += sample.loss * static_cast<double>(batch.size());
+      train_sums_[1] += logits.argmax(1).eq(y_).sum().item<double>();
+      train_sums_[2] += static_cast<double>(batch.size());
+    }
     sample.forward_backward_s = phase.restart();
 
     algorithm.synchronize_gradients(flat.grads());
     phase.restart();
 
-    // A NaN or Inf in the update would silently ruin the model: stop with an error instead. After
-    // synchronization the update is the same on every rank of a synchronous algorithm, so they
-    // all stop at the same step.
+    // After synchronization the update is the same on every rank of a synchronous algorithm, so
+    // they all stop, or skip, at the same step. Gossip ranks still mix (after_step), so that
+    // their exchanges stay paired.
     const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
-    if (!std::isfinite(norm)) {
-      throw std::runtime_error(
-          fmt::format("non-finite gradient at iteration {} (loss {})", iteration, sample.loss));
+    if (std::isfinite(norm)) {
+      if (o_.clip_grad_norm > 0 && norm > o_.clip_grad_norm) {
+        kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
+      }
+      const kernels::SgdHyperParams hp{
+          static_cast<float>(schedule_.lr(epoch, iteration, s_.iterations_per_epoch)),
+          static_cast<float>(o_.momentum), static_cast<float>(o_.weight_decay), o_.nesterov};
+      kernels::sgd_step(flat.params(), flat.grads(), momentum_, hp);
+    } else {
+      const std::string what =
+          fmt::format("non-finite gradient at iteration {} after synchronization", iteration);
+      if (!skip_nonfinite_) throw std::runtime_error(what + kNonFiniteHint);
+      skipped(what + ": the update is skipped");
     }
-    if (o_.clip_grad_norm > 0 && norm > o_.clip_grad_norm) {
-      kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
-    }
-    const kernels::SgdHyperParams hp{
-        static_cast<float>(schedule_.lr(epoch, iteration, s_.iterations_per_epoch)),
-        static_cast<float>(o_.momentum), static_cast<float>(o_.weight_decay), o_.nesterov};
-    kernels::sgd_step(flat.params(), flat.grads(), momentum_, hp);
     algorithm.after_step(flat.params());
     sample.update_s = phase.restart();
     sample.total_s = whole.seconds();
@@ -479,6 +510,7 @@ class TrainingLoop {
   comm::Communicator& comm_;
   Setup& s_;
   const bool rank0_;
+  const bool skip_nonfinite_;
   const long total_iterations_;
   const int epochs_;
   const LrSchedule schedule_;
@@ -497,6 +529,7 @@ class TrainingLoop {
   TrainingPosition start_;  // where this process began: a checkpoint's position, or the start
   long last_checkpoint_step_ = 0;
   int stop_signal_ = 0;
+  long skipped_ = 0;  // batches and updates left out by --on-nonfinite skip-step
 };
 
 // The checkpoint to resume from: the newest that every rank can read (rank 0's listing says
@@ -618,14 +651,24 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     s.algorithm->end_training();
     result.run_id = s.run.id;
     if (rank0) result.database = database_path(o, s.run.id);
-    if (result.stopped_by_signal != 0) {
-      termination::stopped();
-      return result;
-    }
+    termination::stopped();
+    if (result.stopped_by_signal != 0) return result;
     if (rank0) {
       if (!o.dump_params.empty()) write_params(o.dump_params, s.flat->params());
-      termination::forget_run();
-      s.db->finish_run(s.run.id, record::RunStatus::completed, "");
+      const std::string note = result.skipped == 0
+                                   ? ""
+                                   : fmt::format(
+                                         "{} batches or updates with non-finite values left "
+                                         "out (--on-nonfinite skip-step)",
+                                         result.skipped);
+      if (const int late = termination::forget_run(); late == 0) {
+        s.db->finish_run(s.run.id, record::RunStatus::completed, note);
+      } else {
+        s.db->complete_after_signal(
+            s.run.id, fmt::format("SIG{} came after the last checkpoint opportunity; the run "
+                                  "finished every iteration{}{}",
+                                  sigabbrev_np(late), note.empty() ? "" : "; ", note));
+      }
     }
     return result;
   } catch (const std::exception& e) {

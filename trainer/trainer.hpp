@@ -15,6 +15,8 @@ struct TrainingResult {
   std::filesystem::path database;
   double val_loss = 0, val_top1 = 0;
   long iterations = 0;
+  // Batches and updates left out by --on-nonfinite skip-step, summed over ranks.
+  long skipped = 0;
   // Non-zero: the signal that stopped the run at a checkpoint (its row says `preempted`).
   int stopped_by_signal = 0;
   // Start time of every iteration and the end of the last one, in seconds since training

@@ -45,8 +45,10 @@ Adpsgd::~Adpsgd() {
 }
 
 void Adpsgd::begin_training(std::span<const float> params) {
-  x_.assign(params.begin(), params.end());
-  last_ = x_;
+  if (x_.empty()) {  // not restored from a checkpoint
+    x_.assign(params.begin(), params.end());
+    last_ = x_;
+  }
   thread_ = std::thread([this] { gossip(); });
 }
 
@@ -112,7 +114,7 @@ AlgorithmStats Adpsgd::stats() const {
 void Adpsgd::gossip() {
   try {
     if (active()) {
-      initiate_exchanges();
+      initiate_exchanges(resumed_at_);
     } else {
       serve_exchanges();
     }
@@ -133,11 +135,11 @@ void Adpsgd::average_with(std::span<const std::byte> peer_params) {
   for (std::size_t i = 0; i < x_.size(); ++i) x_[i] = (x_[i] + peer[i]) * 0.5f;
 }
 
-void Adpsgd::initiate_exchanges() {
+void Adpsgd::initiate_exchanges(std::uint64_t first_round) {
   std::vector<std::byte> reply;
   const auto timeout =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
-  for (std::uint64_t round = 0;; ++round) {
+  for (std::uint64_t round = first_round;; ++round) {
     std::unique_lock lock(mutex_);
     // At most one exchange per local iteration, so gossip never outruns training.
     changed_.wait(lock, [&] { return stopping_ || trained_ > round; });
@@ -186,12 +188,20 @@ void Adpsgd::serve_exchanges() {
   }
 }
 
-void Adpsgd::save_state(StateWriter&) const {
-  throw std::logic_error("adpsgd cannot be checkpointed");
+void Adpsgd::save_state(StateWriter& out) {
+  Gossip::save_state(out);
+  const std::lock_guard lock(mutex_);
+  out.write(trained_);
+  out.write(std::span<const float>(x_));
+  out.write(std::span<const float>(last_));
 }
 
-void Adpsgd::load_state(StateReader&) {
-  throw std::logic_error("adpsgd cannot be checkpointed");
+void Adpsgd::load_state(StateReader& in) {
+  Gossip::load_state(in);
+  const std::lock_guard lock(mutex_);
+  trained_ = resumed_at_ = in.read<std::uint64_t>();
+  in.read(x_);
+  in.read(last_);
 }
 
 }  // namespace commsgd::algorithms

@@ -38,15 +38,17 @@ class Adpsgd final : public Gossip {
   void after_step(std::span<float> params) override;
   void end_training() override;
   AlgorithmStats stats() const override;
-  // Not yet: messages in flight on the comm thread would have to be part of it. The trainer
-  // refuses --checkpoint-dir with adpsgd before starting.
-  void save_state(StateWriter&) const override;
-  void load_state(StateReader&) override;
+  // Taken between epochs, while the gossip thread goes on: x_ is saved as it stands between two
+  // exchanges. An exchange under way at that moment may land in the peer's checkpoint and not
+  // in this rank's; averaging tolerates that, so resuming is close to, not exactly, a run never
+  // stopped.
+  void save_state(StateWriter& out) override;
+  void load_state(StateReader& in) override;
 
  private:
   bool active() const { return comm_.rank() % 2 == 1; }
   void gossip();  // the gossip thread
-  void initiate_exchanges();
+  void initiate_exchanges(std::uint64_t first_round);
   void serve_exchanges();
   // Averages x_ with a peer's parameters (lock held).
   void average_with(std::span<const std::byte> peer_params);
@@ -63,6 +65,7 @@ class Adpsgd final : public Gossip {
   std::vector<float> x_;     // the parameters both threads work on
   std::vector<float> last_;  // what the training thread was handed after its previous step
   std::uint64_t trained_ = 0;
+  std::uint64_t resumed_at_ = 0;       // trained_ as restored from a checkpoint
   std::uint64_t bytes_exchanged_ = 0;  // each way: an exchange sends and receives one model
   double exchange_seconds_ = 0;
   std::exception_ptr failure_;

@@ -31,7 +31,7 @@ class Gossip : public Algorithm {
   std::optional<double> consensus_distance() const override { return consensus_.distance(); }
   AlgorithmStats stats() const override { return stats_; }
   // The iteration count, which picks each iteration's peers on time-varying topologies.
-  void save_state(StateWriter& out) const override { out.write(iteration_); }
+  void save_state(StateWriter& out) override { out.write(iteration_); }
   void load_state(StateReader& in) override { iteration_ = in.read<std::uint64_t>(); }
 
  protected:

@@ -131,12 +131,22 @@ AlgorithmStats Osgp::stats() const {
   return s;
 }
 
-void Osgp::save_state(StateWriter&) const {
-  throw std::logic_error("osgp cannot be checkpointed");
+void Osgp::save_state(StateWriter& out) {
+  Gossip::save_state(out);
+  push_sum_.save(out);
+  std::unique_lock lock(mutex_);
+  wait_until_outstanding(lock, 0);
+  out.write(static_cast<std::uint8_t>(has_incoming_));
+  out.write(std::span<const float>(incoming_));
 }
 
-void Osgp::load_state(StateReader&) {
-  throw std::logic_error("osgp cannot be checkpointed");
+void Osgp::load_state(StateReader& in) {
+  Gossip::load_state(in);
+  push_sum_.load(in);
+  const std::lock_guard lock(mutex_);
+  has_incoming_ = in.read<std::uint8_t>() != 0;
+  in.read(incoming_);
+  finished_ = iteration_;
 }
 
 }  // namespace commsgd::algorithms

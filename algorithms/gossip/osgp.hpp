@@ -31,10 +31,11 @@ class Osgp final : public Gossip {
   // Waits for every exchange in flight first, so the average includes all of the mass.
   std::span<const float> model_for_evaluation(std::span<const float> params) override;
   AlgorithmStats stats() const override;
-  // Not yet: messages in flight on the comm thread would have to be part of it. The trainer
-  // refuses --checkpoint-dir with osgp before starting.
-  void save_state(StateWriter&) const override;
-  void load_state(StateReader&) override;
+  // Waits for every exchange in flight, then saves (x, w) and the arrivals not yet added, which
+  // the next step adds as it would have. The resumed run differs from one never stopped only in
+  // that those exchanges all landed before the checkpoint instead of up to τ iterations late.
+  void save_state(StateWriter& out) override;
+  void load_state(StateReader& in) override;
   // This rank's push-sum weight once every exchange in flight has landed.
   float flushed_weight();
 

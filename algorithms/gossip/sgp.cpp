@@ -18,7 +18,7 @@ void Sgp::after_step(std::span<float> params) {
   ++iteration_;
 }
 
-void Sgp::save_state(StateWriter& out) const {
+void Sgp::save_state(StateWriter& out) {
   Gossip::save_state(out);
   push_sum_.save(out);
 }

@@ -17,7 +17,7 @@ class Sgp final : public Gossip {
   void after_step(std::span<float> params) override;
   float weight() const { return push_sum_.weight(); }
   // Also the push-sum numerator and weight: the parameters are only their quotient.
-  void save_state(StateWriter& out) const override;
+  void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
 
  private:

@@ -61,7 +61,7 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
   ++iteration_;
 }
 
-void SparseSgd::save_state(StateWriter& out) const {
+void SparseSgd::save_state(StateWriter& out) {
   out.write(iteration_);
   out.write(std::span<const float>(residual_));
 }

@@ -30,7 +30,7 @@ class SparseSgd final : public Algorithm {
   }
   AlgorithmStats stats() const override { return stats_; }
   // The residual e_r, and the iteration count that seeds the random selectors.
-  void save_state(StateWriter& out) const override;
+  void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
 
   double density() const { return density_; }

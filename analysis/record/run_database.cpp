@@ -346,6 +346,17 @@ void RunDatabase::mark_preempted(std::string_view run_id, std::string_view exit_
   }
 }
 
+void RunDatabase::complete_after_signal(std::string_view run_id, std::string_view exit_reason) {
+  Statement st(db(), file_, "complete_after_signal", R"sql(
+    UPDATE runs SET status = 'completed', exit_reason = ?, finished_at = ?
+    WHERE id = ? AND status IN ('running', 'failed', 'preempted'))sql");
+  st.bind(exit_reason, utc_now_iso8601(), run_id).execute();
+  if (sqlite3_changes(db()) == 0) {
+    throw DatabaseError(
+        fmt::format("{}: complete_after_signal: no run with id {} to complete", file_, run_id));
+  }
+}
+
 void RunDatabase::resume_run(std::string_view run_id, long next_step, int next_epoch) {
   Transaction tx(db(), file_);
   Statement resume(db(), file_, "resume_run", R"sql(

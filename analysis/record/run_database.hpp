@@ -95,6 +95,9 @@ class RunDatabase {
   // Checkpoints. A run stopped by a signal after writing a checkpoint is `preempted`, whatever a
   // signal watcher recorded first (it cannot know a checkpoint will follow).
   void mark_preempted(std::string_view run_id, std::string_view exit_reason);
+  // A signal came too late to stop the run at a checkpoint, and it finished every iteration: it
+  // is `completed`, whatever the signal's watcher recorded ('failed' or 'preempted').
+  void complete_after_signal(std::string_view run_id, std::string_view exit_reason);
   // A run continues from a checkpoint: back to 'running', and what it recorded after the
   // checkpoint (steps from `next_step`, epochs from `next_epoch`) is dropped, to be recorded
   // again. Refuses a run that is missing or already completed. One transaction.

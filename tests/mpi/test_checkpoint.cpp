@@ -143,6 +143,105 @@ TEST_P(ExactResume, StoppedBySigtermAndResumedMatchesAnUninterruptedRunBitForBit
 INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "sgp", "dpsgd"));
 
+// osgp and adpsgd cannot match bit for bit: their comm threads run on their own clocks (osgp's
+// exchanges land when they land; adpsgd's ranks run different numbers of iterations). Resuming
+// must still continue the same run from the checkpoint, to an accuracy like a run never stopped.
+class CloseResume : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(CloseResume, StoppedBySigtermAndResumedContinuesTheRunToTheSameAccuracy) {
+  const std::string algo = GetParam();
+  const fs::path a_db = dir_ / "a.sqlite", a_params = dir_ / "a.bin";
+  const fs::path b_db = dir_ / "b.sqlite", b_params = dir_ / "b.bin", ck = dir_ / "ck";
+  const ProcessResult reference =
+      run_process(mpirun(kRanks, run_args(algo, a_db, a_params)), std::chrono::seconds(300));
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+
+  std::mt19937 random(std::random_device{}());
+  const long stop_after = std::uniform_int_distribution<long>(3, 40)(random);
+  const std::vector<std::string> checkpointed =
+      with(run_args(algo, b_db, b_params),
+           {"--checkpoint-dir", ck.string(), "--checkpoint-every-steps", "40"});
+  Process job(mpirun(kRanks, checkpointed));
+  ASSERT_TRUE(wait_for([&] { return count_rows(b_db, "steps") >= stop_after; }));
+  stop_with_sigterm(job, b_db);
+  RecordProperty("stopped_after_steps_rows", std::to_string(stop_after));
+  const auto before = query(b_db, "select epoch, printf('%!.17g', val_loss) from epochs");
+
+  const ProcessResult resumed = run_process(
+      mpirun(kRanks, with(checkpointed, {"--resume", "auto"})), std::chrono::seconds(300));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(resumed.output.find("starting from the beginning"), std::string::npos)
+      << resumed.output;
+  const auto runs = query(b_db, "select status from runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0][0], "completed");
+  // The epochs recorded before the stop are kept (the run went on from a checkpoint), and
+  // every epoch and step appears once, in order.
+  const auto after = query(b_db, "select epoch, printf('%!.17g', val_loss) from epochs");
+  ASSERT_EQ(after.size(), 6u);
+  for (std::size_t e = 0; e < after.size(); ++e) EXPECT_EQ(after[e][0], std::to_string(e));
+  ASSERT_LE(before.size(), after.size());
+  for (std::size_t e = 0; e + 1 < before.size(); ++e) EXPECT_EQ(before[e], after[e]);
+  EXPECT_EQ(query(b_db, "select count(*) - count(distinct step) from steps")[0][0], "0");
+  const std::string last = "select val_top1 from epochs order by epoch desc limit 1";
+  const double reference_top1 = std::stod(query(a_db, last)[0][0]);
+  const double resumed_top1 = std::stod(query(b_db, last)[0][0]);
+  EXPECT_NEAR(resumed_top1, reference_top1, 0.05);
+}
+
+INSTANTIATE_TEST_SUITE_P(CommThreadAlgorithms, CloseResume, ::testing::Values("osgp", "adpsgd"));
+
+// A signal during the last epoch, after its last checkpoint opportunity, cannot stop the run
+// before it ends: the run completes, says so, and exits 0 (the job must not be requeued).
+TEST_F(TrainerRuns, SignalAfterTheLastCheckpointOpportunityLetsTheRunComplete) {
+  const fs::path db = dir_ / "late.sqlite", ck = dir_ / "ck";
+  // Two epochs, no steps row inside an epoch: the only checkpoint opportunity is between them,
+  // and it is taken. Its files exist only once every rank has decided not to stop there.
+  const std::vector<std::string> args = {COMMSGD_TRAIN,
+                                         "--algo",
+                                         "dense",
+                                         "--dataset",
+                                         "synthetic",
+                                         "--synthetic-train",
+                                         "65536",
+                                         "--epochs",
+                                         "2",
+                                         "--batch-size",
+                                         "8",
+                                         "--log-every",
+                                         "100000",
+                                         "--threads",
+                                         "1",
+                                         "--quiet",
+                                         "--db",
+                                         db.string(),
+                                         "--checkpoint-dir",
+                                         ck.string(),
+                                         "--checkpoint-every",
+                                         "1"};
+  Process job(mpirun(kRanks, args));
+  const auto checkpoint_files = [&] {
+    long files = 0;
+    if (fs::exists(ck)) {
+      for (const auto& e : fs::recursive_directory_iterator(ck)) {
+        files += e.path().extension() == ".ckpt" ? 1 : 0;
+      }
+    }
+    return files;
+  };
+  ASSERT_TRUE(wait_for([&] { return checkpoint_files() == kRanks; }));
+  for (const pid_t rank : job.children()) kill(rank, SIGTERM);
+  const ProcessResult result = job.wait(std::chrono::seconds(90));
+  ASSERT_FALSE(result.timed_out) << result.output;
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  const auto row = query(db, "select status, exit_reason from runs");
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][0], "completed") << row[0][1];
+  EXPECT_NE(row[0][1].find("SIGTERM came after the last checkpoint opportunity"), std::string::npos)
+      << row[0][1];
+  EXPECT_EQ(count_rows(db, "epochs"), 2);
+}
+
 TEST_F(TrainerRuns, CorruptNewestCheckpointIsDetectedAndThePreviousOneUsed) {
   const fs::path a_db = dir_ / "a.sqlite", a_params = dir_ / "a.bin";
   const fs::path b_db = dir_ / "b.sqlite", b_params = dir_ / "b.bin", ck = dir_ / "ck";

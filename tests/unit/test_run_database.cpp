@@ -316,6 +316,41 @@ TEST_F(RunDatabaseTest, StatusTransitions) {
   EXPECT_EQ(to_string(RunStatus::preempted), "preempted");
 }
 
+// Checkpoints: a signal's mark (failed, then preempted once the checkpoint is written), resuming
+// (back to running, dropping what came after the checkpoint), and a signal too late to stop a run
+// that then completed.
+TEST_F(RunDatabaseTest, CheckpointTransitions) {
+  RunDatabase db(dir_ / "runs.db");
+  RunInfo r = full_run();
+  db.begin_run(r);
+  for (int epoch = 1; epoch <= 3; ++epoch) db.add_epoch(r.id, epoch_row(epoch));
+  std::vector<StepRow> steps;
+  for (int step = 0; step < 30; ++step) steps.push_back(make_step(step, 1 + step / 10));
+  db.add_steps(r.id, steps);
+  const auto status = [&] {
+    return std::get<std::string>(
+        query(db.handle(), "SELECT status FROM runs WHERE id = ?", {r.id}).at(0)["status"]);
+  };
+
+  db.finish_run(r.id, RunStatus::failed, "terminated by SIGTERM");
+  db.mark_preempted(r.id, "stopped by SIGTERM at step 20 with checkpoint ck/step-0000000020");
+  EXPECT_EQ(status(), "preempted");
+  db.resume_run(r.id, 20, 3);
+  EXPECT_EQ(status(), "running");
+  EXPECT_EQ(count(db.handle(), "steps"), 20);
+  EXPECT_EQ(count(db.handle(), "epochs"), 2);
+  EXPECT_EQ(query(db.handle(), "SELECT exit_reason FROM runs").at(0)["exit_reason"], Value{});
+
+  db.finish_run(r.id, RunStatus::failed, "terminated by SIGTERM");
+  db.complete_after_signal(r.id, "SIGTERM came after the last checkpoint opportunity");
+  EXPECT_EQ(status(), "completed");
+  // A completed run is neither resumed, preempted nor completed again.
+  expect_db_error([&] { db.resume_run(r.id, 0, 0); }, {"resume", r.id});
+  expect_db_error([&] { db.mark_preempted(r.id, "x"); }, {"mark_preempted", r.id});
+  expect_db_error([&] { db.complete_after_signal(r.id, "x"); }, {"complete_after_signal", r.id});
+  EXPECT_EQ(count(db.handle(), "steps"), 20);
+}
+
 TEST_F(RunDatabaseTest, ReopenKeepsDataAndVersion) {
   fs::path file = dir_ / "runs.db";
   RunInfo r = full_run();
