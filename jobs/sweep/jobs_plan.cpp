@@ -43,6 +43,10 @@ std::vector<std::string> step_arguments(const Point& p, const SweepOutput& out,
   std::vector<std::string> args = {fmt::format("--ntasks={}", p.workers), tools.trainer.string()};
   args.insert(args.end(), p.trainer_arguments.begin(), p.trainer_arguments.end());
   args.push_back("--db=" + out.database(p).string());
+  // A task stopped before the time limit, or preempted, continues where it stopped when Slurm
+  // requeues it or the sweep is submitted again.
+  args.push_back("--checkpoint-dir=" + out.checkpoints(p).string());
+  args.push_back("--resume=auto");
   return args;
 }
 

@@ -20,10 +20,12 @@ struct Tools {
 };
 
 // Where a sweep keeps its state: OUT/runs/<point id>.sqlite (one database per point),
-// OUT/arrays/*.json (what each submitted array runs), OUT/logs/, OUT/merged.sqlite.
+// OUT/checkpoints/<point id>/ (a preempted point resumes from there), OUT/arrays/*.json (what
+// each submitted array runs), OUT/logs/, OUT/merged.sqlite.
 struct SweepOutput {
   std::filesystem::path dir;
   std::filesystem::path database(const Point& p) const { return dir / "runs" / (p.id + ".sqlite"); }
+  std::filesystem::path checkpoints(const Point& p) const { return dir / "checkpoints" / p.id; }
   std::filesystem::path merged() const { return dir / "merged.sqlite"; }
 };
 

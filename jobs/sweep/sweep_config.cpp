@@ -123,7 +123,8 @@ std::vector<Axis> read_axes(const toml::table& root, const fs::path& file) {
     if (values == nullptr || values->empty()) {
       fail(file, fmt::format("axes.{} must be a non-empty list of values", axis.name));
     }
-    if (axis.name == "config" || axis.name == "db" || axis.name == "db-dir") {
+    if (axis.name == "config" || axis.name == "db" || axis.name == "db-dir" ||
+        axis.name == "checkpoint-dir" || axis.name == "resume") {
       fail(file, fmt::format("axes.{}: set by the sweep itself", axis.name));
     }
     for (const toml::node& v : *values) add_value(axis, v, file);

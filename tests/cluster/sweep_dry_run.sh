@@ -57,12 +57,15 @@ sbatch() {
   [ "$(jq '.tasks | length' "$manifest")" = "$tasks" ] || fail "$manifest does not hold $tasks tasks"
   [ "$(jq ".nodes == $nodes and .network == \"$network\"" "$manifest")" = true ] ||
     fail "$manifest does not match --nodes=$nodes and network $network"
-  # Each task's step fits in the allocation and runs commsgd-train on its own database.
+  # Each task's step fits in the allocation and runs commsgd-train on its own database, with
+  # its own checkpoints to resume from.
   for ((t = 0; t < tasks; t++)); do
     mapfile -d '' -t step < <("$sweep_bin" point "$manifest" "$t")
     local workers=${step[0]#--ntasks=}
     [ "$workers" -le $((nodes * per_node)) ] || fail "task $t: $workers ranks on $nodes nodes"
-    [[ ${step[1]} == */commsgd-train && ${step[-1]} == --db=*.sqlite ]] || fail "task $t: ${step[*]}"
+    [[ ${step[1]} == */commsgd-train && ${step[-3]} == --db=*.sqlite &&
+      ${step[-2]} == --checkpoint-dir=*/checkpoints/* && ${step[-1]} == --resume=auto ]] ||
+      fail "task $t: ${step[*]}"
   done
   echo "$network" >>"$work/networks"
   local id=$((100 + $(wc -l <"$work/networks")))

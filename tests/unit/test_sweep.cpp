@@ -108,7 +108,12 @@ TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
   EXPECT_EQ(cmd.back(), "/opt/jobs/network/profile.sh");
   const std::vector<std::string> step = read_manifest_task(arrays[1].manifest, 2);
   EXPECT_EQ(step, step_arguments(arrays[1].points[2], out, tools));
-  EXPECT_EQ(step.back(), "--db=" + out.database(arrays[1].points[2]).string());
+  // Its own database and checkpoints, resumed from when the task runs again.
+  const std::vector<std::string> tail(step.end() - 3, step.end());
+  const Point& point = arrays[1].points[2];
+  EXPECT_EQ(tail, (std::vector<std::string>{"--db=" + out.database(point).string(),
+                                            "--checkpoint-dir=" + out.checkpoints(point).string(),
+                                            "--resume=auto"}));
   EXPECT_THROW(read_manifest_task(arrays[1].manifest, 1000), SweepError);
 }
 
@@ -130,6 +135,7 @@ TEST_F(SweepConfigTest, RefusesBadConfigsNamingTheProblem) {
       {head + axes + "algo = \"dense\"\n", "axes.algo must be a non-empty list"},
       {head + axes + "seed = [1, 1]\n", "axes.seed lists a value twice"},
       {head + axes + "db = [\"a.sqlite\"]\n", "axes.db: set by the sweep itself"},
+      {head + axes + "checkpoint-dir = [\"ck\"]\n", "axes.checkpoint-dir: set by the sweep itself"},
       {head + axes + "x = [[[1]]]\n", "lists may not nest"},
       {head + "[slurm]\ntasks-per-node = 0\n" + axes,
        "slurm.tasks-per-node must be an integer >= 1"},
