@@ -206,6 +206,28 @@ void mark_failed(record::RunDatabase& db, const std::string& run_id, const std::
   }
 }
 
+// Another rank's error, recorded by that rank itself: rank 0 would only see the SIGTERM that
+// follows when the job is ended. Where the database cannot be reached from this node, rank 0's
+// record of the SIGTERM has to do, so a failure to record is not reported.
+void record_peer_failure(const Options& o, const std::string& run_id, int rank,
+                         const std::string& error) {
+  const std::filesystem::path file = database_path(o, run_id);
+  if (!std::filesystem::exists(file)) return;
+  try {
+    record::RunDatabase(file).finish_run(run_id, record::RunStatus::failed,
+                                         fmt::format("rank {}: {}", rank, error));
+  } catch (const std::exception&) {
+  }
+}
+
+// Rank 0's text on every rank.
+void broadcast_text(comm::Communicator& comm, std::string& text) {
+  std::int64_t size = static_cast<std::int64_t>(text.size());
+  comm.broadcast(std::span(&size, 1), 0);
+  text.resize(static_cast<std::size_t>(size));
+  comm.broadcast(text.data(), text.size(), 0);
+}
+
 // Runs `step` on every rank and fails setup everywhere if it threw anywhere.
 template <class Step>
 void set_up_together(comm::Communicator& comm, Step&& step) {
@@ -418,7 +440,8 @@ class TrainingLoop {
     if (!std::isfinite(sample.loss) ||
         (skip_nonfinite_ && !std::isfinite(kernels::squared_norm(flat.grads())))) {
       const std::string what =
-          fmt::format("non-finite loss or gradient ({}) at iteration {}", sample.loss, iteration);
+          fmt::format("non-finite {} at iteration {} (loss {})",
+                      std::isfinite(sample.loss) ? "gradient" : "loss", iteration, sample.loss);
       if (!skip_nonfinite_) throw std::runtime_error(what + kNonFiniteHint);
       skipped(what + ": this rank's batch is left out");
       flat.zero_grads();
@@ -629,7 +652,9 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
       if (resumed) restore(*resumed, s);
     });
   }
-  if (resumed) s.run.id = resumed->run_id;  // rank 0's: the row to continue
+  if (resumed) s.run.id = resumed->run_id;
+  // Rank 0's id is the run's: the row to continue, and the row any rank that fails records in.
+  broadcast_text(comm, s.run.id);
   // Only now, with every rank known to agree, does a database file appear.
   set_up_together(comm, [&] {
     if (!rank0) return;
@@ -678,6 +703,8 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     if (rank0) {
       termination::forget_run();
       mark_failed(*s.db, s.run.id, e.what());
+    } else {
+      record_peer_failure(o, s.run.id, comm.rank(), e.what());
     }
     throw TrainingFailed(e.what());
   }
