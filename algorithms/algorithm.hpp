@@ -10,6 +10,7 @@
 
 #include "algorithms/comm/communicator.hpp"
 #include "algorithms/state.hpp"
+#include "kernels/distribution.hpp"
 
 namespace commsgd::algorithms {
 
@@ -22,6 +23,16 @@ struct AlgorithmStats {
   std::uint64_t bytes_received = 0;
   std::uint64_t entries_sent = 0;     // gradient entries this rank contributed
   std::uint64_t entries_offered = 0;  // gradient entries it could have contributed (d per step)
+};
+
+// The "Understanding Top-k" measurement (--grad-stats-every) of one rank's accumulated gradient
+// acc = g + e at one iteration, before its selection S.
+struct GradStats {
+  double contraction = 0;    // ‖acc − acc_S‖² / ‖acc‖²
+  double bound_linear = 0;   // 1 − k/d, k = |S|: what the worst case (all |acc_i| equal) leaves
+  double bound_squared = 0;  // (1 − k/d)²
+  double mean = 0, stddev = 0;
+  kernels::Histogram histogram;  // of acc over mean ± 4 stddev
 };
 
 // The one interface the trainer drives, at fixed points of every iteration (DESIGN.md):
@@ -51,6 +62,9 @@ class Algorithm {
   // Gossip families: (1/P)·Σ_r ‖x_r − x̄‖² as of the last model_for_evaluation.
   virtual std::optional<double> consensus_distance() const { return std::nullopt; }
   virtual AlgorithmStats stats() const = 0;
+  // The measurement the last iteration took, if it took one (sparse family, rank 0, every
+  // grad_stats_every iterations); cleared by the call.
+  virtual std::optional<GradStats> take_grad_stats() { return std::nullopt; }
   // Checkpoints, taken between iterations on every rank: what the algorithm needs besides the
   // parameters to go on as if never stopped (exactly so for the algorithms in lockstep without a
   // comm thread). save_state() may first wait for messages in flight, which is why it is not
@@ -70,7 +84,8 @@ struct AlgorithmConfig {
   double density = 0.001;
   std::string density_schedule;  // "epoch:density,...", overrides density from those epochs on
   bool error_feedback = true;
-  std::uint64_t seed = 1;  // the random selector's shared seed
+  std::uint64_t seed = 1;    // the random selector's shared seed
+  int grad_stats_every = 0;  // iterations between GradStats measurements; 0: none
   // Gossip family. Empty topology: the algorithm's own (sgp, osgp: exponential; dpsgd, adpsgd:
   // bipartite-exponential).
   std::string topology;

@@ -14,6 +14,7 @@ Errors are one line on stderr and exit status 1, never a traceback.
 
 import argparse
 import json
+import math
 import sys
 
 try:
@@ -109,8 +110,46 @@ def selection(data):
     return fig, data["series"]
 
 
+def grad_stats(data):
+    """Left: contraction of the selection against the bounds over training ("Understanding Top-k",
+    Fig. 2). Right: the accumulated gradient's histogram with the normal density of its mean and
+    standard deviation, the bell shape that makes Top-k beat 1 - k/d."""
+    fig, (over_steps, shape) = plt.subplots(1, 2, figsize=(12, 4.5))
+    drawn = []
+    for s in data["series"]:
+        (line,) = over_steps.plot(s["step"], s["contraction"], label=f"{s['label']}: measured")
+        over_steps.plot(s["step"], s["bound_linear"], linestyle="--", color=line.get_color(),
+                        label=f"{s['label']}: 1 - k/d")
+        over_steps.plot(s["step"], s["bound_squared"], linestyle=":", color=line.get_color(),
+                        label=f"{s['label']}: (1 - k/d)^2")
+        drawn.append(s)
+    over_steps.set_xlabel("iteration")
+    over_steps.set_ylabel("||acc - S(acc)||^2 / ||acc||^2")
+    over_steps.grid(alpha=0.3)
+    over_steps.legend(fontsize="small")
+    h = data.get("histogram")
+    if h:
+        bins = len(h["counts"])
+        width = (h["high"] - h["low"]) / bins
+        centers = [h["low"] + (i + 0.5) * width for i in range(bins)]
+        total = sum(h["counts"]) + h["below"] + h["above"]
+        density = [c / (total * width) for c in h["counts"]]
+        shape.bar(centers, density, width=width, alpha=0.6, label=h["label"])
+        if h["stddev"] > 0:
+            mu, sigma = h["mean"], h["stddev"]
+            normal = [math.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
+                      for x in centers]
+            shape.plot(centers, normal, color="black", label="normal, same mean and std")
+        shape.set_yscale("log")
+        shape.set_xlabel("value of the accumulated gradient")
+        shape.set_ylabel("density")
+        shape.legend(fontsize="small")
+        drawn.append({"label": f"histogram {h['label']}", "points": bins})
+    return fig, drawn
+
+
 KINDS = {"convergence": convergence, "scaling": scaling, "breakdown": breakdown,
-         "selection": selection}
+         "selection": selection, "grad_stats": grad_stats}
 
 
 def main():

@@ -205,6 +205,12 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--log-every", o.log_every, "Record step timings every N iterations")
       ->check(kPositive)
       ->group(rec);
+  app.add_option("--grad-stats-every", o.grad_stats_every,
+                 "Sparse algorithms: every N iterations, record how much of rank 0's accumulated "
+                 "gradient the selection leaves out, beside the bounds 1-k/d and (1-k/d)^2, and "
+                 "its histogram (table grad_stats; 0: never)")
+      ->check(kNonNegative)
+      ->group(rec);
   app.add_option("--network", o.network,
                  "Label of the network, recorded with the run (the job templates' network "
                  "profiles and jobs/local/launch.sh set COMMSGD_NETWORK)")
@@ -269,6 +275,7 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.peers_per_iter = o.peers_per_iter;
   c.max_staleness = o.max_staleness;
   c.comm_timeout_seconds = o.comm_timeout;
+  c.grad_stats_every = o.grad_stats_every;
   try {
     return algorithms::resolve(c);
   } catch (const std::invalid_argument& e) {
@@ -277,7 +284,12 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
 }
 
 void validate(const Options& o) {
-  algorithm_config(o);
+  if (o.grad_stats_every > 0 && algorithm_config(o).selector.empty()) {
+    throw UsageError(
+        "--grad-stats-every applies to the sparse algorithms (topk, gtopk, "
+        "gaussiank), not " +
+        o.algo);
+  }
   if (!(o.density > 0)) throw UsageError("--density must be > 0");
   for (const algorithms::EpochValue& e : algorithms::parse_epoch_values(o.density_schedule)) {
     if (e.value > 1) throw UsageError("--density-schedule: densities must be in (0, 1]");

@@ -71,6 +71,7 @@ struct Options {
   std::string db;
   std::string db_dir = "runs";
   int log_every = 10;
+  int grad_stats_every = 0;
   std::string network = "local";
   double emulate_link_mbps = 0;
   std::string dump_params;

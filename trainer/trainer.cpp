@@ -206,6 +206,25 @@ void mark_failed(record::RunDatabase& db, const std::string& run_id, const std::
   }
 }
 
+record::GradStatsRow grad_stats_row(const algorithms::GradStats& g, long step, int epoch) {
+  record::GradStatsRow row;
+  row.step = step;
+  row.epoch = epoch;
+  row.contraction = g.contraction;
+  row.bound_linear = g.bound_linear;
+  row.bound_squared = g.bound_squared;
+  row.histogram_json = nlohmann::json{
+      {"mean", g.mean},
+      {"stddev", g.stddev},
+      {"low", g.histogram.low},
+      {"high", g.histogram.high},
+      {"counts", g.histogram.counts},
+      {"below", g.histogram.below},
+      {"above",
+       g.histogram.above}}.dump();
+  return row;
+}
+
 // Another rank's error, recorded by that rank itself: rank 0 would only see the SIGTERM that
 // follows when the job is ended. Where the database cannot be reached from this node, rank 0's
 // record of the SIGTERM has to do, so a failure to record is not reported.
@@ -454,6 +473,10 @@ class TrainingLoop {
 
     algorithm.synchronize_gradients(flat.grads());
     phase.restart();
+    if (std::optional<algorithms::GradStats> g = algorithm.take_grad_stats()) {
+      pending_grad_stats_.push_back(grad_stats_row(*g, iteration, epoch));
+      phase.restart();  // not part of the update
+    }
 
     // After synchronization the update is the same on every rank of a synchronous algorithm, so
     // they all stop, or skip, at the same step. Gossip ranks still mix (after_step), so that
@@ -526,6 +549,8 @@ class TrainingLoop {
   void flush_steps() {
     s_.db->add_steps(s_.run.id, pending_steps_);
     pending_steps_.clear();
+    s_.db->add_grad_stats(s_.run.id, pending_grad_stats_);
+    pending_grad_stats_.clear();
     last_flush_ = clock_.seconds();
   }
 
@@ -541,6 +566,7 @@ class TrainingLoop {
   Progress progress_;
   StepMetrics metrics_;
   std::vector<record::StepRow> pending_steps_;
+  std::vector<record::GradStatsRow> pending_grad_stats_;  // rank 0's, the only one measuring
   std::array<double, 3> train_sums_{};  // loss·samples, correct, samples in this epoch
   std::vector<float> features_;
   std::vector<std::int64_t> labels_;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
+#include "kernels/moments.hpp"
 #include "kernels/sparse_ops.hpp"
 #include "kernels/vector_ops.hpp"
 
@@ -16,7 +17,8 @@ SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
       aggregation_(make_aggregation(config.aggregation, comm)),
       density_schedule_(parse_epoch_values(config.density_schedule)),
       density_(config.density),
-      error_feedback_(config.error_feedback) {
+      error_feedback_(config.error_feedback),
+      grad_stats_every_(config.grad_stats_every) {
   if (!(density_ > 0 && density_ <= 1)) {
     throw std::invalid_argument("--density must be in (0, 1]");
   }
@@ -30,6 +32,24 @@ void SparseSgd::begin_epoch(int epoch) {
     if (epoch >= e.epoch) density_ = e.value;
   }
 }
+
+namespace {
+
+GradStats measure(std::span<const float> acc, const kernels::SparseSet& selected) {
+  GradStats g;
+  g.contraction = kernels::left_out_energy(acc, selected.indices);
+  g.bound_linear = 1.0 - static_cast<double>(selected.size()) / static_cast<double>(acc.size());
+  g.bound_squared = g.bound_linear * g.bound_linear;
+  const kernels::Moments m = kernels::mean_std(acc);
+  g.mean = m.mean;
+  g.stddev = m.stddev;
+  // A constant acc (e.g. all zero) has no spread: give its histogram a unit width.
+  const double half_width = m.stddev > 0 ? 4 * m.stddev : 1.0;
+  g.histogram = kernels::histogram(acc, m.mean - half_width, m.mean + half_width, 64);
+  return g;
+}
+
+}  // namespace
 
 void SparseSgd::synchronize_gradients(std::span<float> grads) {
   const std::size_t d = grads.size();
@@ -45,6 +65,11 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
   }
   selector_->select(residual_, k, iteration_, selected_);  // 2.
   stats_.select_seconds += watch.restart();
+  if (grad_stats_every_ > 0 && comm_.rank() == 0 &&
+      iteration_ % static_cast<std::uint64_t>(grad_stats_every_) == 0) {
+    grad_stats_ = measure(residual_, selected_);
+    watch.restart();  // the measurement is not part of what sparsification costs
+  }
 
   const comm::CommCounters before = comm_.counters();
   aggregation_->aggregate(selected_, k, grads, applied_);  // 3. grads = U

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
@@ -29,6 +31,7 @@ class SparseSgd final : public Algorithm {
     return params;
   }
   AlgorithmStats stats() const override { return stats_; }
+  std::optional<GradStats> take_grad_stats() override { return std::exchange(grad_stats_, {}); }
   // The residual e_r, and the iteration count that seeds the random selectors.
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
@@ -48,6 +51,8 @@ class SparseSgd final : public Algorithm {
   kernels::SparseSet selected_;
   std::vector<std::uint8_t> applied_;
   AlgorithmStats stats_;
+  const int grad_stats_every_;
+  std::optional<GradStats> grad_stats_;
 };
 
 }  // namespace commsgd::algorithms

@@ -307,6 +307,21 @@ void RunDatabase::add_steps(std::string_view run_id, std::span<const StepRow> ro
   tx.commit();
 }
 
+void RunDatabase::add_grad_stats(std::string_view run_id, std::span<const GradStatsRow> rows) {
+  if (rows.empty()) return;
+  Transaction tx(db(), file_);
+  Statement st(db(), file_, "add_grad_stats", R"sql(
+    INSERT INTO grad_stats (run_id, step, epoch, contraction, bound_linear, bound_squared,
+                            histogram)
+    VALUES (?, ?, ?, ?, ?, ?, ?))sql");
+  for (const GradStatsRow& g : rows) {
+    st.bind(run_id, g.step, g.epoch, g.contraction, g.bound_linear, g.bound_squared,
+            json_or_null(g.histogram_json))
+        .execute();
+  }
+  tx.commit();
+}
+
 void RunDatabase::finish_run(std::string_view run_id, RunStatus status,
                              std::string_view exit_reason) {
   if (status == RunStatus::running)
@@ -367,8 +382,11 @@ void RunDatabase::resume_run(std::string_view run_id, long next_step, int next_e
     throw DatabaseError(fmt::format(
         "{}: resume: run {} is not in this database, or it has completed", file_, run_id));
   }
-  Statement steps(db(), file_, "resume_run", "DELETE FROM steps WHERE run_id = ? AND step >= ?");
-  steps.bind(run_id, static_cast<std::int64_t>(next_step)).execute();
+  for (const char* table : {"steps", "grad_stats"}) {
+    Statement steps(db(), file_, "resume_run",
+                    fmt::format("DELETE FROM {} WHERE run_id = ? AND step >= ?", table));
+    steps.bind(run_id, static_cast<std::int64_t>(next_step)).execute();
+  }
   Statement epochs(db(), file_, "resume_run", "DELETE FROM epochs WHERE run_id = ? AND epoch >= ?");
   epochs.bind(run_id, static_cast<std::int64_t>(next_epoch)).execute();
   tx.commit();

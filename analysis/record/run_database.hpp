@@ -48,6 +48,14 @@ struct EpochRow {
   double wall_seconds = 0;  // cumulative since run start
 };
 
+// --grad-stats-every: rank 0's accumulated gradient at one step (DESIGN.md, grad_stats).
+struct GradStatsRow {
+  std::int64_t step = 0;
+  int epoch = 0;
+  double contraction = 0, bound_linear = 0, bound_squared = 0;
+  std::string histogram_json;
+};
+
 // A per-step metric aggregated over ranks.
 struct Stat {
   double mean = 0, max = 0;
@@ -88,6 +96,7 @@ class RunDatabase {
   void begin_run(const RunInfo& run);  // status 'running', created_at now
   void add_epoch(std::string_view run_id, const EpochRow& row);
   void add_steps(std::string_view run_id, std::span<const StepRow> rows);  // all or nothing
+  void add_grad_stats(std::string_view run_id, std::span<const GradStatsRow> rows);  // likewise
   // Ends a run that is still 'running' (status must not be running); sets finished_at now.
   void finish_run(std::string_view run_id, RunStatus status, std::string_view exit_reason);
   void add_bench(std::span<const BenchRow> rows);  // all or nothing, one created_at

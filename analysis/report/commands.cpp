@@ -101,6 +101,11 @@ void add_reports(CLI::App& app) {
   add_run_report(app, "runs", "List runs: what ran, how it ended, accuracy, throughput",
                  runs_report);
 
+  add_run_report(app, "grad-stats",
+                 "Per run with --grad-stats-every: contraction of the selection against the "
+                 "bounds 1-k/d and (1-k/d)^2",
+                 grad_stats_report);
+
   auto target = std::make_shared<std::optional<double>>();
   CLI::App* compare = add_run_report(
       app, "compare",
@@ -246,6 +251,13 @@ void add_plots(CLI::App& app) {
       "breakdown", "Stacked seconds per iteration by phase, per run",
       [](const Connection& db, const Options& o) { return breakdown_data(db, o.filters()); });
   add_run_selection(breakdown, *b);
+
+  auto [grad_stats, g] = add_kind(
+      "grad-stats",
+      "Contraction of the selection against 1-k/d and (1-k/d)^2 over training, and the "
+      "histogram of the accumulated gradient at the last measurement",
+      [](const Connection& db, const Options& o) { return grad_stats_data(db, o.filters()); });
+  add_run_selection(grad_stats, *g);
 
   auto [selection, l] = add_kind(
       "selection", "Gaussian vs exact selection time against d (bench rows of commsgd-bench)",

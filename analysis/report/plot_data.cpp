@@ -135,6 +135,35 @@ json breakdown_data(const Connection& db, const std::vector<Filter>& filters) {
   return {{"kind", "breakdown"}, {"bars", run_labels(t)}, {"series", series}};
 }
 
+json grad_stats_data(const Connection& db, const std::vector<Filter>& filters) {
+  const Table t = grad_stats_steps_report(db, filters);
+  const std::vector<std::string> labels = run_labels(t);
+  json series = json::array();
+  json histogram;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const Row& row = t.rows[i];
+    if (i == 0 || row[0] != t.rows[i - 1][0]) {  // rows come grouped by run
+      series.push_back({{"label", labels[i]},
+                        {"step", json::array()},
+                        {"contraction", json::array()},
+                        {"bound_linear", json::array()},
+                        {"bound_squared", json::array()},
+                        {"points", 0}});
+    }
+    json& s = series.back();
+    s["step"].push_back(as_double(row[3]));
+    s["contraction"].push_back(as_double(row[4]));
+    s["bound_linear"].push_back(as_double(row[5]));
+    s["bound_squared"].push_back(as_double(row[6]));
+    s["points"] = s["points"].get<int>() + 1;
+    if (series.size() == 1 && !is_null(row[7])) {
+      histogram = json::parse(std::get<std::string>(row[7]));
+      histogram["label"] = fmt::format("{}, step {}", labels[i], std::get<std::int64_t>(row[3]));
+    }
+  }
+  return {{"kind", "grad_stats"}, {"series", series}, {"histogram", histogram}};
+}
+
 json selection_data(const Connection& db, const std::vector<Filter>& filters) {
   const Where where = where_clause(filters, "bench", db.columns_of("bench"));
   const Table t = db.query(fmt::format(R"sql(

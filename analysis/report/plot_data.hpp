@@ -22,6 +22,10 @@ nlohmann::json convergence_data(const Connection& db, const std::vector<Filter>&
 nlohmann::json scaling_data(const Connection& db, const std::vector<Filter>& filters);
 // Seconds per iteration by phase, one stacked bar per run, one series per phase.
 nlohmann::json breakdown_data(const Connection& db, const std::vector<Filter>& filters);
+// Per run, the contraction and the bounds 1 − k/d and (1 − k/d)² against step; and the histogram
+// of the first run's accumulated gradient at its last measurement (the "Understanding Top-k"
+// figure).
+nlohmann::json grad_stats_data(const Connection& db, const std::vector<Filter>& filters);
 // Selection time of the exact and gaussian selectors against d (the `kernels` benchmark, its most
 // recent measurement of each point), one line per selector and density; filters on `bench`.
 nlohmann::json selection_data(const Connection& db, const std::vector<Filter>& filters);

@@ -32,6 +32,13 @@ RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters) {
   return {fmt::format("IN (SELECT run_id FROM run_summary {})", where.sql), where.params};
 }
 
+std::string no_grad_stats(const Connection& db) {
+  return fmt::format(
+      "{}: the selected runs have no grad_stats (run the sparse algorithms with "
+      "--grad-stats-every N)",
+      db.name());
+}
+
 }  // namespace
 
 Table runs_report(const Connection& db, const std::vector<Filter>& filters) {
@@ -147,6 +154,40 @@ Table convergence_report(const Connection& db, const std::vector<Filter>& filter
     ORDER BY r.created_at, e.run_id, e.epoch)sql",
                               runs.in),
                   runs.params);
+}
+
+Table grad_stats_report(const Connection& db, const std::vector<Filter>& filters) {
+  const RunSet runs = selected_runs(db, filters);
+  Table t = db.query(fmt::format(R"sql(
+    SELECT g.run_id, r.algo, r.selector, r.density, r.workers, count(*) AS measurements,
+           min(g.contraction) AS contraction_min, avg(g.contraction) AS contraction_mean,
+           max(g.contraction) AS contraction_max, min(g.bound_linear) AS bound_linear_min,
+           sum(g.contraction < g.bound_linear) AS below_linear,
+           sum(g.contraction < g.bound_squared) AS below_squared
+    FROM grad_stats g
+    JOIN runs r ON r.id = g.run_id
+    WHERE g.run_id {}
+    GROUP BY g.run_id
+    ORDER BY r.created_at, g.run_id)sql",
+                                 runs.in),
+                     runs.params);
+  if (t.rows.empty()) throw InputError(no_grad_stats(db));
+  return t;
+}
+
+Table grad_stats_steps_report(const Connection& db, const std::vector<Filter>& filters) {
+  const RunSet runs = selected_runs(db, filters);
+  Table t = db.query(fmt::format(R"sql(
+    SELECT g.run_id, r.algo, r.workers, g.step, g.contraction, g.bound_linear, g.bound_squared,
+           g.histogram
+    FROM grad_stats g
+    JOIN runs r ON r.id = g.run_id
+    WHERE g.run_id {}
+    ORDER BY r.created_at, g.run_id, g.step)sql",
+                                 runs.in),
+                     runs.params);
+  if (t.rows.empty()) throw InputError(no_grad_stats(db));
+  return t;
 }
 
 Table export_report(const Connection& db, std::string_view relation,

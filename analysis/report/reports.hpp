@@ -32,6 +32,14 @@ Table breakdown_report(const Connection& db, const std::vector<Filter>& filters,
 // One row per run and epoch: training and validation metrics against epoch and wall time.
 Table convergence_report(const Connection& db, const std::vector<Filter>& filters);
 
+// One row per run with grad_stats (--grad-stats-every): how many measurements, the least, mean
+// and largest contraction ‖acc − acc_S‖²/‖acc‖² against the bound 1 − k/d, and how many of them
+// fell below 1 − k/d and below (1 − k/d)².
+Table grad_stats_report(const Connection& db, const std::vector<Filter>& filters);
+// Every measurement of those runs: run_id, algo, workers, step, contraction, bound_linear,
+// bound_squared, histogram (JSON), by run and step.
+Table grad_stats_steps_report(const Connection& db, const std::vector<Filter>& filters);
+
 // Every row of a table or view (rows passing `filters` on its own columns).
 Table export_report(const Connection& db, std::string_view relation,
                     const std::vector<Filter>& filters);

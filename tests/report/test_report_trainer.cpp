@@ -20,19 +20,39 @@ struct Launch {
 constexpr Launch kLaunches[] = {{"dense", 1}, {"dense", 2},     {"dense", 4}, {"topk", 2},
                                 {"topk", 4},  {"gaussiank", 4}, {"gtopk", 4}};
 
+constexpr int kGradStatsEvery = 5;
+
 class TrainerFixture : public ::testing::Environment {
  public:
   void SetUp() override {
     dir = scratch_directory("report_trainer");
     db = (dir / "runs.sqlite").string();
     // 256 samples, batch 8 per worker, 3 epochs: 8 to 32 iterations per epoch, so every run has
-    // several --log-every windows (a steady state after the first) and 3 epochs.
+    // several --log-every windows (a steady state after the first) and 3 epochs. The sparse runs
+    // measure grad_stats every kGradStatsEvery iterations.
     for (const Launch& l : kLaunches) {
-      const ProcessResult r = run_process(
-          mpirun(l.workers, {COMMSGD_TRAIN, "--algo", l.algo, "--model", "mlp", "--dataset",
-                             "synthetic", "--synthetic-train", "256", "--batch-size", "8",
-                             "--epochs", "3", "--log-every", "4", "--db", db, "--quiet"}),
-          std::chrono::seconds(120));
+      std::vector<std::string> args = {COMMSGD_TRAIN,
+                                       "--algo",
+                                       l.algo,
+                                       "--model",
+                                       "mlp",
+                                       "--dataset",
+                                       "synthetic",
+                                       "--synthetic-train",
+                                       "256",
+                                       "--batch-size",
+                                       "8",
+                                       "--epochs",
+                                       "3",
+                                       "--log-every",
+                                       "4",
+                                       "--db",
+                                       db,
+                                       "--quiet"};
+      if (std::string(l.algo) != "dense") {
+        args.insert(args.end(), {"--grad-stats-every", std::to_string(kGradStatsEvery)});
+      }
+      const ProcessResult r = run_process(mpirun(l.workers, args), std::chrono::seconds(120));
       ASSERT_EQ(r.exit_code, 0) << l.algo << " P=" << l.workers << "\n" << r.output;
     }
   }
@@ -199,6 +219,39 @@ TEST(ReportOnTrainerRuns, ExportHasEveryStep) {
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), n.at(0)["n"].get<int>() + 1);
 }
 
+// Rank 0 measured every kGradStatsEvery-th iteration of each sparse run (3 epochs of 256 / (8 P)
+// iterations). An exact selection of k entries never leaves out more than 1 - k/d of the energy.
+TEST(ReportOnTrainerRuns, GradStatsSummarizesEveryMeasurementOfTheSparseRuns) {
+  const ProcessResult r = report({"grad-stats", db(), "-f", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json rows = json::parse(r.output);
+  ASSERT_EQ(rows.size(), 4u) << r.output;  // topk P=2, topk P=4, gaussiank, gtopk
+  for (const json& row : rows) {
+    const std::string what = key(row["algo"], row["workers"]);
+    const int iterations = 3 * 256 / (8 * row["workers"].get<int>());
+    EXPECT_EQ(row["measurements"], (iterations + kGradStatsEvery - 1) / kGradStatsEvery) << what;
+    const json raw = query_json(db(),
+                                "SELECT min(contraction) AS lo, max(contraction) AS hi, "
+                                "avg(contraction) AS mean FROM grad_stats WHERE run_id = '" +
+                                    row["run_id"].get<std::string>() + "'")[0];
+    expect_close(row["contraction_min"], raw["lo"], what + " min");
+    expect_close(row["contraction_max"], raw["hi"], what + " max");
+    expect_close(row["contraction_mean"], raw["mean"], what + " mean");
+    EXPECT_GT(row["contraction_min"].get<double>(), 0.0) << what;
+    if (row["selector"] == "exact") {
+      EXPECT_EQ(row["below_linear"], row["measurements"]) << what;
+    }
+  }
+  const json histogram =
+      json::parse(query_json(db(), "SELECT histogram FROM grad_stats LIMIT 1")[0]["histogram"]
+                      .get<std::string>());
+  std::uint64_t counted =
+      histogram["below"].get<std::uint64_t>() + histogram["above"].get<std::uint64_t>();
+  for (const json& c : histogram["counts"]) counted += c.get<std::uint64_t>();
+  EXPECT_EQ(histogram["counts"].size(), 64u);
+  EXPECT_GT(counted, 0u);
+}
+
 TEST(ReportOnTrainerRuns, FiguresHaveOneSeriesPerRunOrAlgorithm) {
   const fs::path png = TrainerFixture::dir / "figure.png";
   auto check = [&](const std::vector<std::string>& args,
@@ -223,6 +276,12 @@ TEST(ReportOnTrainerRuns, FiguresHaveOneSeriesPerRunOrAlgorithm) {
        {"data", "forward_backward", "select", "communicate", "wait", "update", "other"})
     phases.emplace_back(p, static_cast<int>(std::size(kLaunches)));
   check({"breakdown"}, phases);
+  // The first sparse run's histogram (at its last measurement, step 45 of 48) comes last.
+  check({"grad-stats"}, {{"topk P=2", 10},
+                         {"topk P=4", 5},
+                         {"gaussiank P=4", 5},
+                         {"gtopk P=4", 5},
+                         {"histogram topk P=2, step 45", 64}});
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <random>
 #include <vector>
 
+#include "kernels/distribution.hpp"
 #include "kernels/sgd.hpp"
+#include "kernels/topk.hpp"
 #include "kernels/vector_ops.hpp"
 
 namespace commsgd::kernels {
@@ -64,6 +66,40 @@ TEST(VectorOps, ScaleAndSquaredNorm) {
   scale(x, 2.0f);
   EXPECT_EQ(x, (std::vector<float>{6.0f, -8.0f, 1.0f}));
   EXPECT_DOUBLE_EQ(squared_norm(std::vector<float>{}), 0.0);
+}
+
+TEST(Distribution, LeftOutEnergyOfASelection) {
+  const std::vector<float> x = {3, 0, -4, 0};  // ‖x‖² = 25
+  const std::vector<std::uint32_t> none, first = {0}, both = {0, 2};
+  EXPECT_DOUBLE_EQ(left_out_energy(x, none), 1.0);
+  EXPECT_DOUBLE_EQ(left_out_energy(x, first), 16.0 / 25.0);
+  EXPECT_DOUBLE_EQ(left_out_energy(x, both), 0.0);
+  EXPECT_DOUBLE_EQ(left_out_energy(std::vector<float>(4, 0.0f), first), 0.0);
+  const std::vector<std::uint32_t> outside = {4};
+  EXPECT_THROW(left_out_energy(x, outside), std::invalid_argument);
+}
+
+// The study's point: for bell-shaped values, Top-k leaves out much less than the 1 − k/d that a
+// worst case (all entries equal) would, because the largest k carry far more than k/d of the
+// energy. For N(0,1) with k/d = 1%, the top 1% hold about 9% of it.
+TEST(Distribution, TopKOfGaussianValuesBeatsTheLinearBound) {
+  const std::vector<float> x = random_vector(100000, 5);
+  const std::size_t k = 1000;
+  SparseSet top;
+  TopkSelector().select(x, k, top);
+  const double contraction = left_out_energy(x, top.indices);
+  EXPECT_LT(contraction, 1.0 - 0.01);
+  EXPECT_NEAR(contraction, 0.91, 0.01);
+}
+
+TEST(Distribution, HistogramCountsEveryValueOnce) {
+  const std::vector<float> x = {-2.0f, -1.0f, -0.5f, 0.0f, 0.49f, 0.5f, 1.0f, 3.0f};
+  const Histogram h = histogram(x, -1.0, 1.0, 4);  // bins of 0.5 from -1
+  EXPECT_EQ(h.below, 1u);
+  EXPECT_EQ(h.above, 2u);  // 1.0 is the upper edge, outside
+  EXPECT_EQ(h.counts, (std::vector<std::uint64_t>{1, 1, 2, 1}));
+  EXPECT_THROW(histogram(x, 1.0, 1.0, 4), std::invalid_argument);
+  EXPECT_THROW(histogram(x, 0.0, 1.0, 0), std::invalid_argument);
 }
 
 }  // namespace

@@ -327,6 +327,11 @@ TEST_F(RunDatabaseTest, CheckpointTransitions) {
   std::vector<StepRow> steps;
   for (int step = 0; step < 30; ++step) steps.push_back(make_step(step, 1 + step / 10));
   db.add_steps(r.id, steps);
+  std::vector<GradStatsRow> grad_stats;
+  for (int step = 0; step < 30; step += 5) {
+    grad_stats.push_back({step, 1 + step / 10, 0.5, 0.99, 0.98, R"({"counts": [1, 2]})"});
+  }
+  db.add_grad_stats(r.id, grad_stats);
   const auto status = [&] {
     return std::get<std::string>(
         query(db.handle(), "SELECT status FROM runs WHERE id = ?", {r.id}).at(0)["status"]);
@@ -338,6 +343,7 @@ TEST_F(RunDatabaseTest, CheckpointTransitions) {
   db.resume_run(r.id, 20, 3);
   EXPECT_EQ(status(), "running");
   EXPECT_EQ(count(db.handle(), "steps"), 20);
+  EXPECT_EQ(count(db.handle(), "grad_stats"), 4);  // steps 0, 5, 10, 15
   EXPECT_EQ(count(db.handle(), "epochs"), 2);
   EXPECT_EQ(query(db.handle(), "SELECT exit_reason FROM runs").at(0)["exit_reason"], Value{});
 
