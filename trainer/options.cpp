@@ -284,7 +284,8 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
 }
 
 void validate(const Options& o) {
-  if (o.grad_stats_every > 0 && algorithm_config(o).selector.empty()) {
+  const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
+  if (o.grad_stats_every > 0 && algorithm.selector.empty()) {
     throw UsageError(
         "--grad-stats-every applies to the sparse algorithms (topk, gtopk, "
         "gaussiank), not " +

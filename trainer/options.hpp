@@ -91,8 +91,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threa
                                    synthetic_val, no_normalize, augment, batch_size, lr, momentum,
                                    nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
                                    clip_grad_norm, on_nonfinite, eval_batch_size, db, db_dir,
-                                   log_every, network, emulate_link_mbps, dump_params, quiet,
-                                   checkpoint_dir, checkpoint_every, checkpoint_every_steps, resume)
+                                   log_every, grad_stats_every, network, emulate_link_mbps,
+                                   dump_params, quiet, checkpoint_dir, checkpoint_every,
+                                   checkpoint_every_steps, resume)
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);
