@@ -113,31 +113,45 @@ void expect_same_run(const fs::path& reference_db, const fs::path& reference_par
       << "final parameters differ";
 }
 
-class ExactResume : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
+// A reference run of the algorithm, then the same run with checkpoints, stopped by SIGTERM after
+// a random number of steps rows (3 to max_rows; 6 epochs of 64 iterations, a row every 4) and
+// resumed with --resume auto.
+class Resume : public TrainerRuns, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void run_stop_and_resume(long max_rows) {
+    const std::string algo = GetParam();
+    a_db_ = dir_ / "a.sqlite", a_params_ = dir_ / "a.bin";
+    b_db_ = dir_ / "b.sqlite", b_params_ = dir_ / "b.bin";
+    const ProcessResult reference =
+        run_process(mpirun(kRanks, run_args(algo, a_db_, a_params_)), std::chrono::seconds(300));
+    ASSERT_EQ(reference.exit_code, 0) << reference.output;
+
+    std::mt19937 random(std::random_device{}());
+    const long stop_after = std::uniform_int_distribution<long>(3, max_rows)(random);
+    const std::vector<std::string> checkpointed =
+        with(run_args(algo, b_db_, b_params_),
+             {"--checkpoint-dir", (dir_ / "ck").string(), "--checkpoint-every-steps", "40"});
+    Process job(mpirun(kRanks, checkpointed));
+    ASSERT_TRUE(wait_for([&] { return count_rows(b_db_, "steps") >= stop_after; }));
+    stop_with_sigterm(job, b_db_);
+    RecordProperty("stopped_after_steps_rows", std::to_string(stop_after));
+    epochs_at_stop_ = query(b_db_, "select epoch, printf('%!.17g', val_loss) from epochs");
+
+    resumed_ = run_process(mpirun(kRanks, with(checkpointed, {"--resume", "auto"})),
+                           std::chrono::seconds(300));
+    ASSERT_EQ(resumed_.exit_code, 0) << resumed_.output;
+  }
+
+  fs::path a_db_, a_params_, b_db_, b_params_;
+  std::vector<std::vector<std::string>> epochs_at_stop_;
+  ProcessResult resumed_;
+};
+
+using ExactResume = Resume;
 
 TEST_P(ExactResume, StoppedBySigtermAndResumedMatchesAnUninterruptedRunBitForBit) {
-  const std::string algo = GetParam();
-  const fs::path a_db = dir_ / "a.sqlite", a_params = dir_ / "a.bin";
-  const fs::path b_db = dir_ / "b.sqlite", b_params = dir_ / "b.bin", ck = dir_ / "ck";
-  const ProcessResult reference =
-      run_process(mpirun(kRanks, run_args(algo, a_db, a_params)), std::chrono::seconds(300));
-  ASSERT_EQ(reference.exit_code, 0) << reference.output;
-
-  // 6 epochs of 64 iterations, a steps row every 4: stop after a random number of rows.
-  std::mt19937 random(std::random_device{}());
-  const long stop_after = std::uniform_int_distribution<long>(3, 60)(random);
-  const std::vector<std::string> checkpointed =
-      with(run_args(algo, b_db, b_params),
-           {"--checkpoint-dir", ck.string(), "--checkpoint-every-steps", "40"});
-  Process job(mpirun(kRanks, checkpointed));
-  ASSERT_TRUE(wait_for([&] { return count_rows(b_db, "steps") >= stop_after; }));
-  stop_with_sigterm(job, b_db);
-  RecordProperty("stopped_after_steps_rows", std::to_string(stop_after));
-
-  const ProcessResult resumed = run_process(
-      mpirun(kRanks, with(checkpointed, {"--resume", "auto"})), std::chrono::seconds(300));
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  expect_same_run(a_db, a_params, b_db, b_params);
+  ASSERT_NO_FATAL_FAILURE(run_stop_and_resume(60));
+  expect_same_run(a_db_, a_params_, b_db_, b_params_);
 }
 
 INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
@@ -146,47 +160,27 @@ INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
 // osgp and adpsgd cannot match bit for bit: their comm threads run on their own clocks (osgp's
 // exchanges land when they land; adpsgd's ranks run different numbers of iterations). Resuming
 // must still continue the same run from the checkpoint, to an accuracy like a run never stopped.
-class CloseResume : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
+using CloseResume = Resume;
 
 TEST_P(CloseResume, StoppedBySigtermAndResumedContinuesTheRunToTheSameAccuracy) {
-  const std::string algo = GetParam();
-  const fs::path a_db = dir_ / "a.sqlite", a_params = dir_ / "a.bin";
-  const fs::path b_db = dir_ / "b.sqlite", b_params = dir_ / "b.bin", ck = dir_ / "ck";
-  const ProcessResult reference =
-      run_process(mpirun(kRanks, run_args(algo, a_db, a_params)), std::chrono::seconds(300));
-  ASSERT_EQ(reference.exit_code, 0) << reference.output;
-
-  std::mt19937 random(std::random_device{}());
-  const long stop_after = std::uniform_int_distribution<long>(3, 40)(random);
-  const std::vector<std::string> checkpointed =
-      with(run_args(algo, b_db, b_params),
-           {"--checkpoint-dir", ck.string(), "--checkpoint-every-steps", "40"});
-  Process job(mpirun(kRanks, checkpointed));
-  ASSERT_TRUE(wait_for([&] { return count_rows(b_db, "steps") >= stop_after; }));
-  stop_with_sigterm(job, b_db);
-  RecordProperty("stopped_after_steps_rows", std::to_string(stop_after));
-  const auto before = query(b_db, "select epoch, printf('%!.17g', val_loss) from epochs");
-
-  const ProcessResult resumed = run_process(
-      mpirun(kRanks, with(checkpointed, {"--resume", "auto"})), std::chrono::seconds(300));
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_EQ(resumed.output.find("starting from the beginning"), std::string::npos)
-      << resumed.output;
-  const auto runs = query(b_db, "select status from runs");
+  ASSERT_NO_FATAL_FAILURE(run_stop_and_resume(40));
+  EXPECT_EQ(resumed_.output.find("starting from the beginning"), std::string::npos)
+      << resumed_.output;
+  const auto runs = query(b_db_, "select status from runs");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0][0], "completed");
   // The epochs recorded before the stop are kept (the run went on from a checkpoint), and
   // every epoch and step appears once, in order.
-  const auto after = query(b_db, "select epoch, printf('%!.17g', val_loss) from epochs");
+  const auto after = query(b_db_, "select epoch, printf('%!.17g', val_loss) from epochs");
   ASSERT_EQ(after.size(), 6u);
   for (std::size_t e = 0; e < after.size(); ++e) EXPECT_EQ(after[e][0], std::to_string(e));
-  ASSERT_LE(before.size(), after.size());
-  for (std::size_t e = 0; e + 1 < before.size(); ++e) EXPECT_EQ(before[e], after[e]);
-  EXPECT_EQ(query(b_db, "select count(*) - count(distinct step) from steps")[0][0], "0");
+  ASSERT_LE(epochs_at_stop_.size(), after.size());
+  for (std::size_t e = 0; e + 1 < epochs_at_stop_.size(); ++e) {
+    EXPECT_EQ(epochs_at_stop_[e], after[e]);
+  }
+  EXPECT_EQ(query(b_db_, "select count(*) - count(distinct step) from steps")[0][0], "0");
   const std::string last = "select val_top1 from epochs order by epoch desc limit 1";
-  const double reference_top1 = std::stod(query(a_db, last)[0][0]);
-  const double resumed_top1 = std::stod(query(b_db, last)[0][0]);
-  EXPECT_NEAR(resumed_top1, reference_top1, 0.05);
+  EXPECT_NEAR(std::stod(query(b_db_, last)[0][0]), std::stod(query(a_db_, last)[0][0]), 0.05);
 }
 
 INSTANTIATE_TEST_SUITE_P(CommThreadAlgorithms, CloseResume, ::testing::Values("osgp", "adpsgd"));
