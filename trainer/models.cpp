@@ -170,6 +170,133 @@ class Vgg16 final : public Model {
   nn::Linear fc_;
 };
 
+nn::Conv2d conv(int in, int out, int kernel, int stride, int padding) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
+}
+
+// The ImageNet bottleneck block of ResNet-50 as torchvision builds it ("v1.5": the stride is on
+// the 3×3 convolution), with a projection shortcut where the shape changes.
+class Bottleneck final : public nn::Module {
+ public:
+  static constexpr int kExpansion = 4;
+  Bottleneck(int in, int width, int stride)
+      : conv1_(conv(in, width, 1, 1, 0)),
+        bn1_(width),
+        conv2_(conv(width, width, 3, stride, 1)),
+        bn2_(width),
+        conv3_(conv(width, width * kExpansion, 1, 1, 0)),
+        bn3_(width * kExpansion) {
+    register_module("conv1", conv1_);
+    register_module("bn1", bn1_);
+    register_module("conv2", conv2_);
+    register_module("bn2", bn2_);
+    register_module("conv3", conv3_);
+    register_module("bn3", bn3_);
+    if (stride != 1 || in != width * kExpansion) {
+      shortcut_->push_back(conv(in, width * kExpansion, 1, stride, 0));
+      shortcut_->push_back(nn::BatchNorm2d(width * kExpansion));
+      register_module("shortcut", shortcut_);
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    torch::Tensor out = torch::relu(bn1_(conv1_(x)));
+    out = torch::relu(bn2_(conv2_(out)));
+    out = bn3_(conv3_(out));
+    return torch::relu(out + (shortcut_->is_empty() ? x : shortcut_->forward(x)));
+  }
+
+ private:
+  nn::Conv2d conv1_;
+  nn::BatchNorm2d bn1_;
+  nn::Conv2d conv2_;
+  nn::BatchNorm2d bn2_;
+  nn::Conv2d conv3_;
+  nn::BatchNorm2d bn3_;
+  nn::Sequential shortcut_;
+};
+
+// ResNet-50 for ImageNet (He et al. 2016), as torchvision's resnet50: 25.6M parameters with 1000
+// classes.
+class ResNet50 final : public Model {
+ public:
+  ResNet50(int channels, int classes)
+      : conv_(conv(channels, 64, 7, 2, 3)), bn_(64), fc_(512 * Bottleneck::kExpansion, classes) {
+    int in = 64;
+    const std::pair<int, int> stages[] = {{64, 3}, {128, 4}, {256, 6}, {512, 3}};  // width, blocks
+    for (const auto& [width, blocks] : stages) {
+      for (int b = 0; b < blocks; ++b) {
+        const int stride = (b == 0 && width != 64) ? 2 : 1;
+        blocks_->push_back(std::make_shared<Bottleneck>(in, width, stride));
+        in = width * Bottleneck::kExpansion;
+      }
+    }
+    register_module("conv", conv_);
+    register_module("bn", bn_);
+    register_module("blocks", blocks_);
+    register_module("fc", fc_);
+    for (auto& module : modules(/*include_self=*/false)) {
+      if (auto* c = module->as<nn::Conv2d>()) {
+        nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+      }
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) override {
+    x = torch::relu(bn_(conv_(x)));
+    x = F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
+    x = blocks_->forward(x);
+    x = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1));
+    return fc_(x.flatten(1));
+  }
+
+ private:
+  nn::Conv2d conv_;
+  nn::BatchNorm2d bn_;
+  nn::Sequential blocks_;
+  nn::Linear fc_;
+};
+
+// AlexNet as torchvision builds it (the one-GPU variant of Krizhevsky et al. 2012 without local
+// response normalization): 61.1M parameters with 1000 classes, 58M of them in the classifier,
+// which is what makes it the communication-bound case of the gTop-k paper.
+class AlexNet final : public Model {
+ public:
+  AlexNet(int channels, int classes) {
+    const auto conv_relu = [this](int in, int out, int kernel, int stride, int padding) {
+      features_->push_back(
+          nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding)));
+      features_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+    };
+    const auto max_pool = [this] {
+      features_->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)));
+    };
+    conv_relu(channels, 64, 11, 4, 2);
+    max_pool();
+    conv_relu(64, 192, 5, 1, 2);
+    max_pool();
+    conv_relu(192, 384, 3, 1, 1);
+    conv_relu(384, 256, 3, 1, 1);
+    conv_relu(256, 256, 3, 1, 1);
+    max_pool();
+    classifier_->push_back(nn::Dropout(0.5));
+    classifier_->push_back(nn::Linear(256 * 6 * 6, 4096));
+    classifier_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+    classifier_->push_back(nn::Dropout(0.5));
+    classifier_->push_back(nn::Linear(4096, 4096));
+    classifier_->push_back(nn::ReLU(nn::ReLUOptions(true)));
+    classifier_->push_back(nn::Linear(4096, classes));
+    register_module("features", features_);
+    register_module("classifier", classifier_);
+  }
+  torch::Tensor forward(torch::Tensor x) override {
+    x = features_->forward(x);
+    x = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(6));
+    return classifier_->forward(x.flatten(1));
+  }
+
+ private:
+  nn::Sequential features_, classifier_;
+};
+
 void require_size(const ModelSpec& spec, int min_side) {
   if (spec.height < min_side || spec.width < min_side) {
     throw UsageError("--model " + spec.name + " needs inputs of at least " +
@@ -198,6 +325,14 @@ std::shared_ptr<Model> make_model(const ModelSpec& spec) {
   if (spec.name == "vgg16") {
     require_size(spec, 32);
     return std::make_shared<Vgg16>(spec.channels, spec.classes);
+  }
+  if (spec.name == "resnet50") {
+    require_size(spec, 32);
+    return std::make_shared<ResNet50>(spec.channels, spec.classes);
+  }
+  if (spec.name == "alexnet") {
+    require_size(spec, 63);  // the smallest side its three max-pools leave at least 1×1
+    return std::make_shared<AlexNet>(spec.channels, spec.classes);
   }
   throw UsageError("--model: unknown model '" + spec.name + "'");
 }

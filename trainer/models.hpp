@@ -16,7 +16,7 @@ class Model : public torch::nn::Module {
 };
 
 struct ModelSpec {
-  std::string name;  // mlp | lenet | resnet20 | resnet32 | resnet56 | vgg16
+  std::string name;  // mlp | lenet | resnet20 | resnet32 | resnet56 | vgg16 | resnet50 | alexnet
   int channels = 1, height = 1, width = 1;
   int classes = 10;
   std::vector<int> mlp_hidden = {128};

@@ -116,7 +116,8 @@ void add_options(CLI::App& app, Options& o) {
 
   const std::string model = "Model";
   app.add_option("--model", o.model, "Network to train")
-      ->check(CLI::IsMember({"mlp", "lenet", "resnet20", "resnet32", "resnet56", "vgg16"}))
+      ->check(CLI::IsMember(
+          {"mlp", "lenet", "resnet20", "resnet32", "resnet56", "vgg16", "resnet50", "alexnet"}))
       ->group(model);
   app.add_option("--mlp-hidden", o.mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
       ->delimiter(',')

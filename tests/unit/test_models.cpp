@@ -34,11 +34,18 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"lenet", 1, 28,
                                 156 + 2416 + (16 * 7 * 7 * 120 + 120) + 10164 + 850},
                       ModelCase{"resnet20", 3, 32, 269722}, ModelCase{"resnet32", 3, 32, 464154},
-                      ModelCase{"resnet56", 3, 32, 853018}, ModelCase{"vgg16", 3, 32, 14728266}),
+                      ModelCase{"resnet56", 3, 32, 853018}, ModelCase{"vgg16", 3, 32, 14728266},
+                      // torchvision's sizes (25,557,032 and 61,100,840 with 1000 classes) with
+                      // the last layer cut to 10 classes.
+                      ModelCase{"resnet50", 3, 224, 25557032 - (2048 * 990 + 990)},
+                      ModelCase{"alexnet", 3, 224, 61100840 - (4096 * 990 + 990)}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ModelsTest, TooSmallInputIsAUsageError) {
   EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}}), UsageError);
+  EXPECT_THROW(make_model({"alexnet", 3, 32, 32, 10, {}}), UsageError);
+  EXPECT_NO_THROW(
+      make_model({"alexnet", 3, 63, 63, 10, {}})->forward(torch::randn({1, 3, 63, 63})));
 }
 
 }  // namespace
