@@ -213,15 +213,14 @@ record::GradStatsRow grad_stats_row(const algorithms::GradStats& g, long step, i
   row.contraction = g.contraction;
   row.bound_linear = g.bound_linear;
   row.bound_squared = g.bound_squared;
-  row.histogram_json = nlohmann::json{
-      {"mean", g.mean},
-      {"stddev", g.stddev},
-      {"low", g.histogram.low},
-      {"high", g.histogram.high},
-      {"counts", g.histogram.counts},
-      {"below", g.histogram.below},
-      {"above",
-       g.histogram.above}}.dump();
+  const nlohmann::json histogram = {{"mean", g.mean},
+                                    {"stddev", g.stddev},
+                                    {"low", g.histogram.low},
+                                    {"high", g.histogram.high},
+                                    {"counts", g.histogram.counts},
+                                    {"below", g.histogram.below},
+                                    {"above", g.histogram.above}};
+  row.histogram_json = histogram.dump();
   return row;
 }
 
