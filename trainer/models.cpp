@@ -58,6 +58,16 @@ class LeNet final : public Model {
   nn::Linear fc1_, fc2_, fc3_;
 };
 
+// He et al.'s initialization of every convolution of a ResNet (normal, fan-out, for ReLU), as
+// torchvision's.
+void init_convolutions(nn::Module& model) {
+  for (auto& module : model.modules(/*include_self=*/false)) {
+    if (auto* conv = module->as<nn::Conv2d>()) {
+      nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
+    }
+  }
+}
+
 nn::Conv2d conv3x3(int in, int out, int stride) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
 }
@@ -119,11 +129,7 @@ class CifarResNet final : public Model {
     register_module("bn", bn_);
     register_module("blocks", blocks_);
     register_module("fc", fc_);
-    for (auto& module : modules(/*include_self=*/false)) {
-      if (auto* conv = module->as<nn::Conv2d>()) {
-        nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
-      }
-    }
+    init_convolutions(*this);
   }
   torch::Tensor forward(torch::Tensor x) override {
     x = torch::relu(bn_(conv_(x)));
@@ -234,11 +240,7 @@ class ResNet50 final : public Model {
     register_module("bn", bn_);
     register_module("blocks", blocks_);
     register_module("fc", fc_);
-    for (auto& module : modules(/*include_self=*/false)) {
-      if (auto* c = module->as<nn::Conv2d>()) {
-        nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-      }
-    }
+    init_convolutions(*this);
   }
   torch::Tensor forward(torch::Tensor x) override {
     x = torch::relu(bn_(conv_(x)));
