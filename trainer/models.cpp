@@ -112,39 +112,6 @@ class BasicBlock final : public nn::Module {
   int pad_channels_;
 };
 
-class CifarResNet final : public Model {
- public:
-  CifarResNet(int depth, int channels, int classes)
-      : conv_(conv3x3(channels, 16, 1)), bn_(16), fc_(64, classes) {
-    const int blocks_per_stage = (depth - 2) / 6;
-    int in = 16;
-    for (const int out : {16, 32, 64}) {
-      for (int b = 0; b < blocks_per_stage; ++b) {
-        const int stride = (b == 0 && out != 16) ? 2 : 1;
-        blocks_->push_back(std::make_shared<BasicBlock>(in, out, stride));
-        in = out;
-      }
-    }
-    register_module("conv", conv_);
-    register_module("bn", bn_);
-    register_module("blocks", blocks_);
-    register_module("fc", fc_);
-    init_convolutions(*this);
-  }
-  torch::Tensor forward(torch::Tensor x) override {
-    x = torch::relu(bn_(conv_(x)));
-    x = blocks_->forward(x);
-    x = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1));
-    return fc_(x.flatten(1));
-  }
-
- private:
-  nn::Conv2d conv_;
-  nn::BatchNorm2d bn_;
-  nn::Sequential blocks_;
-  nn::Linear fc_;
-};
-
 // VGG-16 with batch norm, the CIFAR variant: 13 conv layers, one linear classifier on 512 features.
 class Vgg16 final : public Model {
  public:
@@ -221,21 +188,17 @@ class Bottleneck final : public nn::Module {
   nn::Sequential shortcut_;
 };
 
-// ResNet-50 for ImageNet (He et al. 2016), as torchvision's resnet50: 25.6M parameters with 1000
-// classes.
-class ResNet50 final : public Model {
+// A residual network (He et al. 2016): a stem (convolution, batch norm, ReLU and, for ImageNet, a
+// max-pool), the residual blocks, global average pooling and a linear classifier.
+class ResNet final : public Model {
  public:
-  ResNet50(int channels, int classes)
-      : conv_(conv(channels, 64, 7, 2, 3)), bn_(64), fc_(512 * Bottleneck::kExpansion, classes) {
-    int in = 64;
-    const std::pair<int, int> stages[] = {{64, 3}, {128, 4}, {256, 6}, {512, 3}};  // width, blocks
-    for (const auto& [width, blocks] : stages) {
-      for (int b = 0; b < blocks; ++b) {
-        const int stride = (b == 0 && width != 64) ? 2 : 1;
-        blocks_->push_back(std::make_shared<Bottleneck>(in, width, stride));
-        in = width * Bottleneck::kExpansion;
-      }
-    }
+  ResNet(nn::Conv2d stem, int stem_width, bool stem_pool, nn::Sequential blocks, int features,
+         int classes)
+      : conv_(std::move(stem)),
+        bn_(stem_width),
+        blocks_(std::move(blocks)),
+        fc_(features, classes),
+        stem_pool_(stem_pool) {
     register_module("conv", conv_);
     register_module("bn", bn_);
     register_module("blocks", blocks_);
@@ -244,7 +207,7 @@ class ResNet50 final : public Model {
   }
   torch::Tensor forward(torch::Tensor x) override {
     x = torch::relu(bn_(conv_(x)));
-    x = F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
+    if (stem_pool_) x = F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
     x = blocks_->forward(x);
     x = F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions(1));
     return fc_(x.flatten(1));
@@ -255,7 +218,37 @@ class ResNet50 final : public Model {
   nn::BatchNorm2d bn_;
   nn::Sequential blocks_;
   nn::Linear fc_;
+  bool stem_pool_;
 };
+
+// The CIFAR ResNets of depth 6n + 2: three stages of n basic blocks, 16, 32 and 64 channels.
+std::shared_ptr<Model> cifar_resnet(int depth, int channels, int classes) {
+  nn::Sequential blocks;
+  int in = 16;
+  for (const int out : {16, 32, 64}) {
+    for (int b = 0; b < (depth - 2) / 6; ++b) {
+      const int stride = (b == 0 && out != 16) ? 2 : 1;
+      blocks->push_back(std::make_shared<BasicBlock>(in, out, stride));
+      in = out;
+    }
+  }
+  return std::make_shared<ResNet>(conv3x3(channels, 16, 1), 16, false, blocks, 64, classes);
+}
+
+// ResNet-50 for ImageNet, as torchvision's resnet50: 25.6M parameters with 1000 classes.
+std::shared_ptr<Model> resnet50(int channels, int classes) {
+  nn::Sequential blocks;
+  int in = 64;
+  const std::pair<int, int> stages[] = {{64, 3}, {128, 4}, {256, 6}, {512, 3}};  // width, blocks
+  for (const auto& [width, count] : stages) {
+    for (int b = 0; b < count; ++b) {
+      const int stride = (b == 0 && width != 64) ? 2 : 1;
+      blocks->push_back(std::make_shared<Bottleneck>(in, width, stride));
+      in = width * Bottleneck::kExpansion;
+    }
+  }
+  return std::make_shared<ResNet>(conv(channels, 64, 7, 2, 3), 64, true, blocks, in, classes);
+}
 
 // AlexNet as torchvision builds it (the one-GPU variant of Krizhevsky et al. 2012 without local
 // response normalization): 61.1M parameters with 1000 classes, 58M of them in the classifier,
@@ -321,7 +314,7 @@ std::shared_ptr<Model> make_model(const ModelSpec& spec) {
   for (const int depth : {20, 32, 56}) {
     if (spec.name == "resnet" + std::to_string(depth)) {
       require_size(spec, 4);
-      return std::make_shared<CifarResNet>(depth, spec.channels, spec.classes);
+      return cifar_resnet(depth, spec.channels, spec.classes);
     }
   }
   if (spec.name == "vgg16") {
@@ -330,7 +323,7 @@ std::shared_ptr<Model> make_model(const ModelSpec& spec) {
   }
   if (spec.name == "resnet50") {
     require_size(spec, 32);
-    return std::make_shared<ResNet50>(spec.channels, spec.classes);
+    return resnet50(spec.channels, spec.classes);
   }
   if (spec.name == "alexnet") {
     require_size(spec, 63);  // the smallest side its three max-pools leave at least 1×1
