@@ -32,11 +32,22 @@ RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters) {
   return {fmt::format("IN (SELECT run_id FROM run_summary {})", where.sql), where.params};
 }
 
-std::string no_grad_stats(const Connection& db) {
-  return fmt::format(
-      "{}: the selected runs have no grad_stats (run the sparse algorithms with "
-      "--grad-stats-every N)",
-      db.name());
+// The selected runs' grad_stats rows (g) with their run (r): `columns` selected, `tail` (GROUP
+// BY, ORDER BY) after the WHERE. Throws InputError when there are none.
+Table grad_stats_query(const Connection& db, const std::vector<Filter>& filters,
+                       std::string_view columns, std::string_view tail) {
+  const RunSet runs = selected_runs(db, filters);
+  Table t = db.query(fmt::format("SELECT {} FROM grad_stats g JOIN runs r ON r.id = g.run_id "
+                                 "WHERE g.run_id {} {}",
+                                 columns, runs.in, tail),
+                     runs.params);
+  if (t.rows.empty()) {
+    throw InputError(
+        fmt::format("{}: the selected runs have no grad_stats (run the sparse algorithms with "
+                    "--grad-stats-every N)",
+                    db.name()));
+  }
+  return t;
 }
 
 }  // namespace
@@ -157,37 +168,20 @@ Table convergence_report(const Connection& db, const std::vector<Filter>& filter
 }
 
 Table grad_stats_report(const Connection& db, const std::vector<Filter>& filters) {
-  const RunSet runs = selected_runs(db, filters);
-  Table t = db.query(fmt::format(R"sql(
-    SELECT g.run_id, r.algo, r.selector, r.density, r.workers, count(*) AS measurements,
-           min(g.contraction) AS contraction_min, avg(g.contraction) AS contraction_mean,
-           max(g.contraction) AS contraction_max, min(g.bound_linear) AS bound_linear_min,
-           sum(g.contraction < g.bound_linear) AS below_linear,
-           sum(g.contraction < g.bound_squared) AS below_squared
-    FROM grad_stats g
-    JOIN runs r ON r.id = g.run_id
-    WHERE g.run_id {}
-    GROUP BY g.run_id
-    ORDER BY r.created_at, g.run_id)sql",
-                                 runs.in),
-                     runs.params);
-  if (t.rows.empty()) throw InputError(no_grad_stats(db));
-  return t;
+  return grad_stats_query(db, filters, R"sql(
+    g.run_id, r.algo, r.selector, r.density, r.workers, count(*) AS measurements,
+    min(g.contraction) AS contraction_min, avg(g.contraction) AS contraction_mean,
+    max(g.contraction) AS contraction_max, min(g.bound_linear) AS bound_linear_min,
+    sum(g.contraction < g.bound_linear) AS below_linear,
+    sum(g.contraction < g.bound_squared) AS below_squared)sql",
+                          "GROUP BY g.run_id ORDER BY r.created_at, g.run_id");
 }
 
 Table grad_stats_steps_report(const Connection& db, const std::vector<Filter>& filters) {
-  const RunSet runs = selected_runs(db, filters);
-  Table t = db.query(fmt::format(R"sql(
-    SELECT g.run_id, r.algo, r.workers, g.step, g.contraction, g.bound_linear, g.bound_squared,
-           g.histogram
-    FROM grad_stats g
-    JOIN runs r ON r.id = g.run_id
-    WHERE g.run_id {}
-    ORDER BY r.created_at, g.run_id, g.step)sql",
-                                 runs.in),
-                     runs.params);
-  if (t.rows.empty()) throw InputError(no_grad_stats(db));
-  return t;
+  return grad_stats_query(db, filters, R"sql(
+    g.run_id, r.algo, r.workers, g.step, g.contraction, g.bound_linear, g.bound_squared,
+    g.histogram)sql",
+                          "ORDER BY r.created_at, g.run_id, g.step");
 }
 
 Table export_report(const Connection& db, std::string_view relation,

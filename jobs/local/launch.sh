@@ -47,10 +47,13 @@ case $network in
     subnet=$(<"$hosts_dir/subnet")
     host_list=$(awk '{ printf "%s%s:1", sep, $1; sep = "," }' "$hosts_dir/hosts")
     export COMMSGD_HOSTS_DIR=$hosts_dir
-    # The hosts share this machine's /tmp: a session dir of their own keeps another mpirun's
-    # clean-up from removing theirs.
-    "${mpirun[@]}" --host "$host_list" --mca plm_rsh_agent "$here/netns-rsh.sh" \
-      --mca orte_tmpdir_base "$hosts_dir" \
+    # The hosts share this machine's /tmp and its host name, so Open MPI would give them all one
+    # session dir: mpirun and each host get a TMPDIR of their own (netns-rsh.sh sets the hosts').
+    # Otherwise another mpirun's clean-up can remove theirs, and daemons creating the same
+    # directories at once fail with "File exists".
+    mkdir -p "$hosts_dir/tmp/launcher"
+    TMPDIR=$hosts_dir/tmp/launcher "${mpirun[@]}" --host "$host_list" \
+      --mca plm_rsh_agent "$here/netns-rsh.sh" \
       --mca btl tcp,self --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
       -x COMMSGD_NETWORK -x OMP_NUM_THREADS "$@"
     ;;

@@ -7,4 +7,7 @@ host=$1
 shift
 namespace=$(awk -v host="$host" '$1 == host { print $2 }' "${COMMSGD_HOSTS_DIR:?}/hosts")
 [ -n "$namespace" ] || { echo "netns-rsh.sh: no emulated host $host" >&2; exit 255; }
+# Its own TMPDIR, where Open MPI puts the host's session dir (see launch.sh).
+export TMPDIR=$COMMSGD_HOSTS_DIR/tmp/$host
+mkdir -p "$TMPDIR"
 exec ip netns exec "$namespace" /bin/sh -c "$*"

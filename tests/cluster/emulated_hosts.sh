@@ -10,17 +10,11 @@ set -euo pipefail
 bench=${1:?usage: emulated_hosts.sh COMMSGD_BENCH COMMSGD_TRAIN}
 train=${2:?}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../support/script.sh
+source "$here/../support/script.sh"
 launch=$here/../../jobs/local/launch.sh
 
-if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
-  echo "skipped: needs root and iproute2 (network namespaces)"
-  exit 77
-fi
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+require_root_and ip "iproute2 (network namespaces)"
 
 work=$(mktemp -d /tmp/commsgd-test-hosts.XXXXXX)
 trap 'rm -rf "$work"' EXIT

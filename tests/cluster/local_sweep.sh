@@ -6,17 +6,11 @@
 set -euo pipefail
 sweep=${1:?usage: local_sweep.sh COMMSGD_SWEEP}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../support/script.sh
+source "$here/../support/script.sh"
 jobs=$here/../../jobs
 
-if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld >/dev/null; then
-  echo "skipped: needs root and slurm-wlm (scripts/install-deps.sh installs it)"
-  exit 77
-fi
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+require_root_and slurmctld "slurm-wlm (scripts/install-deps.sh installs it)"
 
 work=$(mktemp -d /tmp/commsgd-test-sweep.XXXXXX)
 slurm_dir=

@@ -7,11 +7,8 @@
 set -euo pipefail
 sweep=${1:?usage: sweep_dry_run.sh COMMSGD_SWEEP SWEEP_TOML}
 sweep_toml=${2:?}
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=../support/script.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/script.sh"
 
 work=$(mktemp -d /tmp/commsgd-test-dry-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -7,16 +7,11 @@
 set -euo pipefail
 build=${1:?usage: gaussiank_quick.sh BUILD_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../support/script.sh
+source "$here/../support/script.sh"
 committed=$here/../../results/gaussiank
 
-if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
-  echo "skipped: needs root and iproute2 (network namespaces)"
-  exit 77
-fi
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+require_root_and ip "iproute2 (network namespaces)"
 out=$(mktemp -d /tmp/commsgd-test-gaussiank.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
