@@ -54,6 +54,14 @@ class Algorithm {
   // ranks may run different numbers (adpsgd: until the job as a whole has run P·iterations).
   virtual bool next_iteration(long done, long iterations) { return done < iterations; }
   virtual bool lockstep() const { return true; }
+  // Overlap with backward: an algorithm that can start communicating gradients before backward
+  // has finished says so. The trainer then calls begin_backward() before each backward, and
+  // gradient_ready() from the thread running it each time backward has finished writing a stretch
+  // [offset, offset + count) of the flat gradient buffer (one parameter's gradient).
+  // synchronize_gradients() follows as always; what was not reported is final by then.
+  virtual bool overlaps_backward() const { return false; }
+  virtual void begin_backward(std::span<float> /*grads*/) {}
+  virtual void gradient_ready(std::size_t /*offset*/, std::size_t /*count*/) {}
   virtual void synchronize_gradients(std::span<float> grads) = 0;
   virtual void after_step(std::span<float> params) = 0;
   // The parameters to evaluate: the local copy for synchronous algorithms, the consensus average
@@ -77,6 +85,10 @@ class Algorithm {
 
 struct AlgorithmConfig {
   std::string algo = "dense";
+  // Dense: gradient buckets of this size allreduced during backward (0: the whole gradient after
+  // it), and the type the gradient crosses the wire in (f32, f16 or bf16).
+  std::size_t bucket_bytes = 25u << 20;
+  comm::DataType wire = comm::DataType::f32;
   // Sparse family. Empty selector/aggregation: the algorithm's own (topk: exact + allgather,
   // gtopk: exact + gtopk, gaussiank: gaussian + allgather).
   std::string selector;

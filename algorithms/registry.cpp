@@ -61,6 +61,9 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
         "(topk, gtopk, gaussiank), not --algo " +
         config.algo);
   }
+  if (config.algo != "dense" && config.wire != comm::DataType::f32) {
+    throw std::invalid_argument("--wire-dtype applies to --algo dense, not --algo " + config.algo);
+  }
   if (!gossip && !config.topology.empty()) {
     throw std::invalid_argument(
         "--topology applies to the gossip algorithms (sgp, osgp, "
@@ -73,7 +76,7 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
 std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& requested,
                                           comm::Communicator& comm) {
   const AlgorithmConfig c = resolve(requested);
-  if (c.algo == "dense") return std::make_unique<Dense>(comm);
+  if (c.algo == "dense") return std::make_unique<Dense>(comm, c.bucket_bytes, c.wire);
   if (!c.selector.empty()) return std::make_unique<SparseSgd>(c, comm);
   if (!c.topology.empty()) {
     auto topology = make_topology(c.topology, comm.size(), c.peers_per_iter);

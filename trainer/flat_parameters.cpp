@@ -1,5 +1,9 @@
 #include "trainer/flat_parameters.hpp"
 
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
 #include <stdexcept>
 
 namespace commsgd::trainer {
@@ -46,6 +50,26 @@ FlatParameters::FlatParameters(torch::nn::Module& model) : parameters_(model.par
     if (b.scalar_type() == torch::kFloat32) float_buffers.push_back(b);
   }
   move_into(float_buffers, buffers_);
+}
+
+void FlatParameters::on_gradient_ready(
+    std::function<void(std::size_t offset, std::size_t count)> ready) {
+  if (!accumulators_.empty()) throw std::logic_error("on_gradient_ready: already set");
+  using torch::autograd::variable_list;
+  std::size_t offset = 0;
+  for (const torch::Tensor& p : parameters_) {
+    const auto count = static_cast<std::size_t>(p.numel());
+    if (std::shared_ptr<torch::autograd::Node> accumulator =
+            torch::autograd::impl::grad_accumulator(p)) {
+      accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+          [ready, offset, count](const variable_list& outputs, const variable_list&) {
+            ready(offset, count);
+            return outputs;
+          }));
+      accumulators_.push_back(std::move(accumulator));
+    }
+    offset += count;
+  }
 }
 
 void FlatParameters::check_grads_in_place() const {

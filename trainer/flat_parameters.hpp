@@ -3,6 +3,12 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+namespace torch::autograd {
+struct Node;
+}
+
+#include <functional>
+#include <memory>
 #include <span>
 
 namespace commsgd::trainer {
@@ -23,6 +29,11 @@ class FlatParameters {
 
   void zero_grads() { grads_.zero_(); }
 
+  // Calls ready(offset, count) each time backward has finished accumulating a parameter's
+  // gradient, [offset, offset + count) of grads(), from the thread running backward (post-hooks on
+  // the parameters' gradient accumulators, as PyTorch DDP uses). Set once.
+  void on_gradient_ready(std::function<void(std::size_t offset, std::size_t count)> ready);
+
   // Throws std::logic_error if autograd replaced a gradient view by a tensor of its own (the
   // update would then be computed from stale zeros); cheap enough to call after every backward.
   void check_grads_in_place() const;
@@ -33,6 +44,8 @@ class FlatParameters {
   }
 
   std::vector<torch::Tensor> parameters_;
+  // A parameter holds its accumulator weakly; the hooks live as long as these do.
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   torch::Tensor params_, grads_, buffers_;
 };
 

@@ -72,6 +72,19 @@ void add_options(CLI::App& app, Options& o) {
       ->check(kNonNegative)
       ->group(run);
 
+  const std::string dense = "Dense S-SGD (dense)";
+  app.add_option("--bucket-mb", o.bucket_mb,
+                 "Allreduce the gradient in buckets of this many MiB, each as soon as backward "
+                 "has filled it, overlapping communication with backward (0: the whole gradient "
+                 "in one allreduce after backward)")
+      ->check(kNonNegative)
+      ->group(dense);
+  app.add_option("--wire-dtype", o.wire_dtype,
+                 "Type the gradient crosses the network in: fp32, or fp16/bf16 for half the "
+                 "bytes (each worker's share rounded, summed in that precision)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->group(dense);
+
   const std::string sparse = "Sparse algorithms (topk, gtopk, gaussiank)";
   app.add_option("--density", o.density, "Fraction of gradient entries each worker sends")
       ->check(CLI::Range(0.0, 1.0))
@@ -266,6 +279,10 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
 algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   algorithms::AlgorithmConfig c;
   c.algo = o.algo;
+  c.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * (1 << 20));
+  c.wire = o.wire_dtype == "fp16"   ? comm::DataType::f16
+           : o.wire_dtype == "bf16" ? comm::DataType::bf16
+                                    : comm::DataType::f32;
   c.selector = o.selector;
   c.aggregation = o.aggregation;
   c.density = o.density;
@@ -293,6 +310,9 @@ void validate(const Options& o) {
         o.algo);
   }
   if (!(o.density > 0)) throw UsageError("--density must be > 0");
+  if (o.bucket_mb > 0 && o.bucket_mb * (1 << 20) < sizeof(float)) {
+    throw UsageError("--bucket-mb must be 0 or hold at least one float (4 bytes)");
+  }
   for (const algorithms::EpochValue& e : algorithms::parse_epoch_values(o.density_schedule)) {
     if (e.value > 1) throw UsageError("--density-schedule: densities must be in (0, 1]");
   }

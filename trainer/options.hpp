@@ -29,6 +29,9 @@ struct Options {
   long max_steps = 0;  // 0: no limit besides --epochs
   std::uint64_t seed = 1;
   int threads = 0;  // 0: the node's cores shared among its ranks
+  // Dense S-SGD
+  double bucket_mb = 25;
+  std::string wire_dtype = "fp32";  // or fp16, bf16
   // Sparse algorithms
   double density = 0.001;
   std::string density_schedule;
@@ -83,17 +86,17 @@ struct Options {
   std::string resume;               // "", "auto", or a checkpoint's directory
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, density,
-                                   density_schedule, selector, aggregation, no_error_feedback,
-                                   topology, peers_per_iter, max_staleness, comm_timeout, model,
-                                   mlp_hidden, dataset, data_path, csv_shape, val_fraction,
-                                   val_split, synthetic_shape, synthetic_classes, synthetic_train,
-                                   synthetic_val, no_normalize, augment, batch_size, lr, momentum,
-                                   nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
-                                   clip_grad_norm, on_nonfinite, eval_batch_size, db, db_dir,
-                                   log_every, grad_stats_every, network, emulate_link_mbps,
-                                   dump_params, quiet, checkpoint_dir, checkpoint_every,
-                                   checkpoint_every_steps, resume)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, bucket_mb,
+                                   wire_dtype, density, density_schedule, selector, aggregation,
+                                   no_error_feedback, topology, peers_per_iter, max_staleness,
+                                   comm_timeout, model, mlp_hidden, dataset, data_path, csv_shape,
+                                   val_fraction, val_split, synthetic_shape, synthetic_classes,
+                                   synthetic_train, synthetic_val, no_normalize, augment,
+                                   batch_size, lr, momentum, nesterov, weight_decay, lr_schedule,
+                                   warmup_epochs, scale_lr, clip_grad_norm, on_nonfinite,
+                                   eval_batch_size, db, db_dir, log_every, grad_stats_every,
+                                   network, emulate_link_mbps, dump_params, quiet, checkpoint_dir,
+                                   checkpoint_every, checkpoint_every_steps, resume)
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);

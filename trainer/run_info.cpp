@@ -43,7 +43,7 @@ nlohmann::json network_environment() {
 
 }  // namespace
 
-record::RunInfo make_run_info(const Options& o, int workers, int nodes) {
+record::RunInfo make_run_info(const Options& o, int workers, int nodes, std::size_t parameters) {
   record::RunInfo info;
   info.id = record::new_run_id();
   const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
@@ -65,6 +65,7 @@ record::RunInfo make_run_info(const Options& o, int workers, int nodes) {
   info.seed = o.seed;
   nlohmann::json config = o;
   config["network_environment"] = network_environment();
+  config["parameters"] = parameters;
   info.config_json = config.dump();
   info.git_revision = COMMSGD_GIT_REVISION;
   info.host = host_name();

@@ -6,7 +6,9 @@
 namespace commsgd::trainer {
 
 // The `runs` row of this run: the options, where it ran (host, Slurm ids, the network profile's
-// variables under "network_environment" in the config JSON), and which build.
-record::RunInfo make_run_info(const Options& options, int workers, int nodes);
+// variables under "network_environment" in the config JSON), the model's parameter count
+// ("parameters" in the config JSON, for the cost model), and which build.
+record::RunInfo make_run_info(const Options& options, int workers, int nodes,
+                              std::size_t parameters);
 
 }  // namespace commsgd::trainer

@@ -191,8 +191,14 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
   }
   s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
   s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
+  if (s.algorithm->overlaps_backward()) {
+    algorithms::Algorithm* algorithm = s.algorithm.get();
+    s.flat->on_gradient_ready([algorithm](std::size_t offset, std::size_t count) {
+      algorithm->gradient_ready(offset, count);
+    });
+  }
 
-  s.run = make_run_info(o, comm.size(), where.nodes);
+  s.run = make_run_info(o, comm.size(), where.nodes, s.flat->params().size());
   return s;
 }
 
@@ -450,13 +456,18 @@ class TrainingLoop {
     flat.zero_grads();
     const torch::Tensor logits = s_.model->forward(x_);
     const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y_);
-    loss.backward();
-    if (iteration == 0) flat.check_grads_in_place();
     sample.loss = loss.item<double>();
+    if (std::isfinite(sample.loss)) {
+      algorithm.begin_backward(flat.grads());
+      loss.backward();
+      if (iteration == 0) flat.check_grads_in_place();
+    }
     // A NaN or Inf would silently ruin the model (and, in a residual, never leave it): stop with
     // an error, or with skip-step leave this batch out: the rank contributes a zero gradient.
-    if (!std::isfinite(sample.loss) ||
-        (skip_nonfinite_ && !std::isfinite(kernels::squared_norm(flat.grads())))) {
+    // An algorithm overlapping backward has sent the gradient already; it keeps no residual,
+    // and a non-finite synchronized update is skipped below.
+    if (!std::isfinite(sample.loss) || (skip_nonfinite_ && !algorithm.overlaps_backward() &&
+                                        !std::isfinite(kernels::squared_norm(flat.grads())))) {
       const std::string what =
           fmt::format("non-finite {} at iteration {} (loss {})",
                       std::isfinite(sample.loss) ? "gradient" : "loss", iteration, sample.loss);

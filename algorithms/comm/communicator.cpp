@@ -4,6 +4,9 @@ namespace commsgd::comm {
 
 std::size_t size_of(DataType type) {
   switch (type) {
+    case DataType::f16:
+    case DataType::bf16:
+      return 2;
     case DataType::f32:
       return 4;
     case DataType::f64:

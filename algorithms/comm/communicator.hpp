@@ -10,7 +10,9 @@
 
 namespace commsgd::comm {
 
-enum class DataType { f32, f64, i64, u64 };
+// f16 (IEEE binary16) and bf16 are float gradients on the wire at half the bytes, held as their
+// bits (kernels/half_precision.hpp); only ReduceOp::sum applies to them.
+enum class DataType { f32, f64, i64, u64, f16, bf16 };
 enum class ReduceOp { sum, max, min };
 
 template <class T>

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/half_precision.hpp"
+
 namespace commsgd::comm {
 namespace {
 
@@ -18,6 +20,9 @@ MPI_Datatype to_mpi(DataType type) {
       return MPI_INT64_T;
     case DataType::u64:
       return MPI_UINT64_T;
+    case DataType::f16:
+    case DataType::bf16:
+      return MPI_UINT16_T;  // the bits; the reduction (half_sum) decodes them
   }
   throw std::invalid_argument("unknown communicator data type");
 }
@@ -32,6 +37,34 @@ MPI_Op to_mpi(ReduceOp op) {
       return MPI_MIN;
   }
   throw std::invalid_argument("unknown reduction");
+}
+
+// MPI has no half-precision types: their sums are user-defined reductions over the bits.
+void sum_fp16(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto n = static_cast<std::size_t>(*count);
+  kernels::add_fp16({static_cast<const std::uint16_t*>(in), n},
+                    {static_cast<std::uint16_t*>(inout), n});
+}
+
+void sum_bf16(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto n = static_cast<std::size_t>(*count);
+  kernels::add_bf16({static_cast<const std::uint16_t*>(in), n},
+                    {static_cast<std::uint16_t*>(inout), n});
+}
+
+// Made on first use (MPI is initialized by then) and freed by MPI_Finalize.
+MPI_Op half_sum(DataType type) {
+  static const MPI_Op fp16 = [] {
+    MPI_Op op;
+    MPI_Op_create(&sum_fp16, /*commute=*/1, &op);
+    return op;
+  }();
+  static const MPI_Op bf16 = [] {
+    MPI_Op op;
+    MPI_Op_create(&sum_bf16, /*commute=*/1, &op);
+    return op;
+  }();
+  return type == DataType::f16 ? fp16 : bf16;
 }
 
 // MPI counts are int; a 25M-parameter model is far below the limit, but a silent wrap is not an
@@ -137,7 +170,12 @@ std::unique_ptr<SharedCounter> MpiCommunicator::shared_counter() {
 }
 
 void MpiCommunicator::do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
-  MPI_Allreduce(MPI_IN_PLACE, buffer, checked_count(count), to_mpi(type), to_mpi(op), comm_);
+  const bool half = type == DataType::f16 || type == DataType::bf16;
+  if (half && op != ReduceOp::sum) {
+    throw std::invalid_argument("half-precision allreduce: only sum is supported");
+  }
+  MPI_Allreduce(MPI_IN_PLACE, buffer, checked_count(count), to_mpi(type),
+                half ? half_sum(type) : to_mpi(op), comm_);
 }
 
 void MpiCommunicator::do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) {

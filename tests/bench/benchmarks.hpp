@@ -9,5 +9,6 @@ void add_trainer_overhead(CLI::App& app);
 void add_kernels(CLI::App& app);
 void add_collectives(CLI::App& app);
 void add_pingpong(CLI::App& app);
+void add_dense_overlap(CLI::App& app);
 
 }  // namespace commsgd::bench

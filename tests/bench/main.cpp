@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   commsgd::bench::add_kernels(app);
   commsgd::bench::add_collectives(app);
   commsgd::bench::add_pingpong(app);
+  commsgd::bench::add_dense_overlap(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -65,6 +65,54 @@ TEST_P(Equivalence, FourRanksMatchOneRankWithFourTimesTheBatch) {
 
 INSTANTIATE_TEST_SUITE_P(NoBatchNorm, Equivalence, ::testing::Values("mlp", "lenet"));
 
+// Buckets change when each part of the gradient is reduced, not what the update is: many small
+// buckets reduced during backward follow the trajectory of one allreduce after backward.
+TEST_F(DenseMpi, SmallBucketsFollowTheUnbucketedTrajectory) {
+  const std::vector<std::string> common = {"--model",     "lenet",      "--synthetic-train", "512",
+                                           "--max-steps", "20",         "--batch-size",      "16",
+                                           "--db-dir",    dir_.string()};
+  for (const char* bucket_mb : {"0", "0.01"}) {  // 0.01 MiB: 2621 floats, ~24 buckets of lenet
+    auto args = common;
+    args.insert(args.end(), {"--bucket-mb", bucket_mb, "--dump-params",
+                             (dir_ / (std::string(bucket_mb) + ".bin")).string()});
+    const ProcessResult run = train(3, args);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+  }
+  const std::vector<float> one = read_floats(dir_ / "0.bin");
+  const std::vector<float> many = read_floats(dir_ / "0.01.bin");
+  ASSERT_EQ(one.size(), many.size());
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    diff += (double(many[i]) - one[i]) * (double(many[i]) - one[i]);
+    norm += double(one[i]) * one[i];
+  }
+  EXPECT_LE(std::sqrt(diff / norm), 1e-5) << "relative L2 distance of the final parameters";
+}
+
+// fp16 and bf16 on the wire: half the bytes of fp32 per step, and the digits are still learned.
+class WireType : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(WireType, HalfTheBytesAndTheDigitsAreStillLearned) {
+  const fs::path db = dir_ / "wire.sqlite";
+  const ProcessResult run =
+      train(4, {"--model", "mlp", "--dataset", "csv", "--data-path", COMMSGD_DIGITS_CSV, "--epochs",
+                "8", "--batch-size", "16", "--lr", "0.05", "--bucket-mb", "0.05", "--wire-dtype",
+                GetParam(), "--db", db.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto last = query(db, "select val_top1 from epochs order by epoch desc limit 1");
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_GE(std::stod(last[0][0]), 0.93) << "held-out top-1 after 8 epochs";
+  // Ring allreduce of each bucket: 2(P-1)/P of its 2-byte entries, P = 4 (±1 byte a bucket).
+  const auto bytes = query(db,
+                           "select min(s.bytes_sent_mean), max(s.bytes_sent_mean), "
+                           "json_extract(r.config, '$.parameters') from steps s, runs r");
+  const double d = std::stod(bytes[0][2]);
+  EXPECT_NEAR(std::stod(bytes[0][0]), 1.5 * 2 * d, 1.0 * (d / 13107 + 1));
+  EXPECT_EQ(bytes[0][0], bytes[0][1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(HalfPrecision, WireType, ::testing::Values("fp16", "bf16"));
+
 TEST_F(DenseMpi, DigitsReachNinetyFivePercentOnHeldOutSplit) {
   const fs::path db = dir_ / "digits.sqlite";
   const ProcessResult run =
