@@ -14,6 +14,7 @@
 #include "analysis/report/plot.hpp"
 #include "analysis/report/plot_data.hpp"
 #include "analysis/report/reports.hpp"
+#include "analysis/report/simulate.hpp"
 
 namespace commsgd::report {
 namespace {
@@ -135,6 +136,96 @@ void add_reports(CLI::App& app) {
 
   add_run_report(app, "convergence", "Training and validation metrics per epoch, one row each",
                  convergence_report);
+}
+
+// The link of a simulation: --alpha and --beta, or the pingpong fit recorded for --network.
+struct LinkOptions {
+  std::optional<double> alpha, beta;
+  std::string network;
+
+  void add_to(CLI::App* cmd, bool network_option) {
+    cmd->add_option_function<double>(
+           "--alpha", [this](double a) { alpha = a; }, "Latency per message, seconds")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option_function<double>(
+           "--beta", [this](double b) { beta = b; }, "Seconds per byte (8e-9 for 1 Gbit/s)")
+        ->check(CLI::NonNegativeNumber);
+    if (network_option) {
+      cmd->add_option("--link-of", network,
+                      "Use the newest pingpong alpha-beta recorded for this network (default "
+                      "without --alpha/--beta: the papers' 1 GbE, alpha 0.436 ms, beta 9e-9 s/B)");
+    }
+  }
+
+  // Throws InputError when only one of --alpha and --beta is given, or --link-of has no fit.
+  std::optional<Link> given(const Connection& db) const {
+    if (alpha.has_value() != beta.has_value()) {
+      throw InputError("--alpha and --beta go together");
+    }
+    if (alpha) return Link{*alpha, *beta};
+    if (network.empty()) return std::nullopt;
+    const std::map<std::string, Link> links = calibrated_links(db);
+    if (!links.contains(network)) {
+      throw InputError(
+          fmt::format("--link-of {}: no pingpong alpha-beta recorded for it", network));
+    }
+    return links.at(network);
+  }
+};
+
+void add_simulate(CLI::App& app) {
+  CLI::App* simulate = app.add_subcommand(
+      "simulate",
+      "The alpha-beta cost model: each run's time besides communication as measured, its "
+      "communication predicted from P, d, k and the link");
+  simulate->require_subcommand(1);
+
+  struct Options : ReportOptions {
+    LinkOptions link;
+    int max_workers = 1024;
+  };
+  auto c = std::make_shared<Options>();
+  CLI::App* check = simulate->add_subcommand(
+      "check",
+      "Predicted against measured seconds per iteration for every selected run (link: the "
+      "pingpong fit of the run's network, or --alpha/--beta)");
+  add_run_selection(check, *c);
+  add_format(check, c->format, "text");
+  c->link.add_to(check, false);
+  check->callback([c] {
+    const Connection db = c->open();
+    print(simulate_check_report(db, c->filters(), c->link.given(db)), c->format);
+  });
+
+  auto s = std::make_shared<Options>();
+  CLI::App* scaling = simulate->add_subcommand(
+      "scaling",
+      "Predicted scaling efficiency of each recorded algorithm, per model, for P = 1, 2, 4, ... "
+      "up to --max-workers");
+  add_run_selection(scaling, *s);
+  add_format(scaling, s->format, "text");
+  s->link.add_to(scaling, true);
+  scaling->add_option("--max-workers", s->max_workers, "Largest P")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  scaling->callback([s] {
+    const Connection db = s->open();
+    const Link link = s->link.given(db).value_or(kPaperGigabitEthernet);
+    print(simulate_scaling_report(db, s->filters(), link, s->max_workers), s->format);
+  });
+
+  auto p = std::make_shared<Options>();
+  CLI::App* paper = simulate->add_subcommand(
+      "paper",
+      "ResNet-20 and VGG-16 at 32 workers: predicted scaling efficiency beside the gTop-k "
+      "paper's 1 GbE table, with the difference (compute as measured in the databases)");
+  add_databases(paper, p->databases);
+  add_format(paper, p->format, "text");
+  p->link.add_to(paper, true);
+  paper->callback([p] {
+    const Connection db = p->open();
+    print(simulate_paper_report(db, p->link.given(db).value_or(kPaperGigabitEthernet)), p->format);
+  });
 }
 
 void add_merge(CLI::App& app) {
@@ -272,6 +363,7 @@ void add_plots(CLI::App& app) {
 
 void add_commands(CLI::App& app) {
   add_reports(app);
+  add_simulate(app);
   add_merge(app);
   add_export(app);
   add_sql(app);

@@ -13,13 +13,8 @@ std::int64_t count_rows(const Connection& db, const std::string& sql,
   return std::get<std::int64_t>(db.query(sql, params).rows.at(0).at(0));
 }
 
-// The runs that pass the filters, as SQL to put after a run_id column.
-struct RunSet {
-  std::string in;  // "IN (SELECT run_id FROM run_summary WHERE ...)"
-  std::vector<Value> params;
-};
+}  // namespace
 
-// Throws InputError when no run passes.
 RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters) {
   const Where where = where_clause(filters, "run_summary", db.columns_of("run_summary"));
   if (count_rows(db, "SELECT count(*) FROM run_summary " + where.sql, where.params) == 0) {
@@ -31,6 +26,8 @@ RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters) {
   }
   return {fmt::format("IN (SELECT run_id FROM run_summary {})", where.sql), where.params};
 }
+
+namespace {
 
 // The selected runs' grad_stats rows (g) with their run (r): `columns` selected, `tail` (GROUP
 // BY, ORDER BY) after the WHERE. Throws InputError when there are none.

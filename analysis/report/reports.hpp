@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +12,14 @@
 #include "analysis/report/sqlite.hpp"
 
 namespace commsgd::report {
+
+// The runs that pass the filters, as SQL to put after a run_id column.
+struct RunSet {
+  std::string in;  // "IN (SELECT run_id FROM run_summary WHERE ...)"
+  std::vector<Value> params;
+};
+// Throws InputError when no run passes.
+RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters);
 
 // One row per run: what ran, how it ended, its accuracy, throughput and scaling efficiency.
 Table runs_report(const Connection& db, const std::vector<Filter>& filters);

@@ -286,6 +286,10 @@ TEST_F(ReportCli, BadInputIsOneClearLineAndExitStatusTwo) {
       {{"runs", db_, "--format", "xml"}, "--format"},
       {{"plot", "scaling", db_, "-o", (dir_ / "x.jpg").string()}, ".png, .svg or .pdf"},
       {{"plot", "convergence", db_, "-o", "x.png", "--metric", "speed"}, "--metric"},
+      {{"simulate", "check", db_, "--alpha", "1e-3"}, "--alpha and --beta go together"},
+      {{"simulate", "scaling", db_, "--link-of", "nowhere"},
+       "--link-of nowhere: no pingpong alpha-beta recorded"},
+      {{"simulate", "check", db_}, "no selected run has steps and a parameter count"},
       {{"frobnicate", db_}, "unknown command 'frobnicate'"},
       {{}, "A subcommand is required"},
   };

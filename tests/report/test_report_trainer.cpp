@@ -147,6 +147,57 @@ TEST(ReportOnTrainerRuns, ScalingEfficiencyIsThroughputOverWorkersTimesOneWorker
   EXPECT_EQ(cells, static_cast<int>(std::size(kLaunches)));
 }
 
+// The cost model keeps each run's time besides communication as measured and predicts the
+// communication: checked here for the sparse runs by the formulas of DESIGN.md, by hand.
+TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
+  const double alpha = 1e-3, beta = 1e-8;
+  const json rows = report_json({"simulate", "check", "--alpha", "1e-3", "--beta", "1e-8", db()});
+  ASSERT_EQ(rows.size(), std::size(kLaunches));
+  const json measured = query_json(db(), R"sql(
+      SELECT r.id, r.algo, r.workers, b.total_s, b.communicate_s,
+             json_extract(r.config, '$.parameters') AS d,
+             (SELECT avg(density_mean) FROM steady_steps s WHERE s.run_id = r.id) AS density
+      FROM runs r JOIN time_breakdown b ON b.run_id = r.id)sql");
+  const auto by_id = by(measured, "id");
+  int checked = 0;
+  for (const json& row : rows) {
+    EXPECT_EQ(row["alpha_s"], alpha);
+    ASSERT_TRUE(row["predicted_s"].is_number()) << row;
+    const json& m = by_id.at(row["run_id"]);
+    const double k = m["density"].get<double>() * m["d"].get<double>();
+    const int p = m["workers"];
+    double communication = -1;
+    if (m["algo"] == "topk" || m["algo"] == "gaussiank") {
+      communication = alpha * (p == 4 ? 2 : 1) + (p - 1) * 8 * k * beta;
+    } else if (m["algo"] == "gtopk") {
+      communication = 2 * (alpha + 8 * k * beta);  // P = 4: two rounds
+    } else {
+      continue;
+    }
+    expect_close(row["predicted_s"],
+                 m["total_s"].get<double>() - m["communicate_s"].get<double>() + communication,
+                 key(m["algo"], p));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+TEST(ReportOnTrainerRuns, SimulateScalingIsOneForOneDenseWorkerAndFallsWithP) {
+  const auto rows = by(report_json({"simulate", "scaling", "--max-workers", "1024", db()}), "algo");
+  ASSERT_EQ(rows.size(), 4u);  // dense, gaussiank, gtopk, topk
+  expect_close(rows.at("dense")["P=1"], 1.0, "dense P=1");
+  for (const auto& [algo, row] : rows) {
+    double previous = 2;
+    for (int p = 1; p <= 1024; p *= 2) {
+      const double efficiency = row.at("P=" + std::to_string(p));
+      EXPECT_LE(efficiency, previous) << algo << " P=" << p;
+      previous = efficiency;
+    }
+  }
+  // Dense's bandwidth term stays, its latency term grows with P: gTop-k ends far ahead.
+  EXPECT_GT(rows.at("gtopk")["P=1024"].get<double>(), rows.at("dense")["P=1024"].get<double>());
+}
+
 TEST(ReportOnTrainerRuns, CompareHasSpeedupOverDenseAndTimeToTarget) {
   const auto samples = throughput_by_run();
   const auto ids = run_ids();

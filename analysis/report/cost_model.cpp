@@ -1,0 +1,67 @@
+#include "analysis/report/cost_model.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+
+namespace commsgd::report {
+namespace {
+
+// Every gradient entry the sparse aggregations move is a float32 value and a uint32 index.
+constexpr double kSparseEntryBytes = 8;
+
+int ceil_log2(int p) {
+  return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1));
+}
+int floor_log2(int p) {
+  return std::bit_width(static_cast<unsigned>(p)) - 1;
+}
+
+int dpsgd_neighbours(const Exchange& e) {
+  if (e.topology == "ring") return std::min(2, e.workers - 1);
+  if (e.topology == "complete") return e.workers - 1;
+  return 1;  // bipartite-exponential: one partner per iteration
+}
+
+}  // namespace
+
+double communication_seconds(const Exchange& e, const Link& link) {
+  const int p = e.workers;
+  if (p <= 1) return 0;
+  const double d = e.parameters;
+  if (e.algo == "dense") {
+    return 2 * link.alpha * (p - 1) * e.buckets + 2.0 * (p - 1) / p * e.wire_bytes * d * link.beta;
+  }
+  if (e.aggregation == "allgather") {
+    return link.alpha * ceil_log2(p) + (p - 1) * kSparseEntryBytes * e.entries * link.beta;
+  }
+  if (e.aggregation == "gtopk") {
+    const int rounds = floor_log2(p) + (std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 2);
+    return rounds * (link.alpha + kSparseEntryBytes * e.entries * link.beta);
+  }
+  if (e.algo == "sgp" || e.algo == "osgp") {
+    return link.alpha + e.peers_per_iter * 4 * (d + 1) * link.beta;
+  }
+  if (e.algo == "dpsgd") return link.alpha + dpsgd_neighbours(e) * 4 * d * link.beta;
+  if (e.algo == "adpsgd") return link.alpha + 4 * d * link.beta;
+  throw std::invalid_argument("cost model: no formula for --algo " + e.algo);
+}
+
+bool communicates_on_a_thread(const Exchange& e) {
+  return e.algo == "osgp" || e.algo == "adpsgd" || (e.algo == "dense" && e.buckets > 1);
+}
+
+double exposed_seconds(const Exchange& e, const Link& link, double computing, double backward) {
+  const double all = communication_seconds(e, link);
+  if (!communicates_on_a_thread(e)) return all;
+  if (e.algo == "dense") {
+    Exchange last = e;
+    last.parameters = e.parameters / e.buckets;
+    last.buckets = 1;
+    return std::max(communication_seconds(last, link), all - backward);
+  }
+  return std::max(0.0, all - computing);
+}
+
+}  // namespace commsgd::report

@@ -1,0 +1,46 @@
+// The α-β cost model of one iteration's communication (DESIGN.md), for `commsgd-report
+// simulate`: α seconds per message, β seconds per byte on each worker's link.
+#pragma once
+
+#include <string>
+
+namespace commsgd::report {
+
+struct Link {
+  double alpha = 0;  // s
+  double beta = 0;   // s/byte
+};
+
+// What decides an iteration's communication.
+struct Exchange {
+  std::string algo;         // --algo
+  std::string aggregation;  // sparse family: allgather or gtopk
+  std::string topology;     // gossip family
+  int workers = 1;
+  double parameters = 0;   // d
+  double entries = 0;      // sparse family: entries each worker contributes (k, or achieved)
+  double wire_bytes = 4;   // dense: bytes per entry on the wire (fp32 4, fp16/bf16 2)
+  double buckets = 1;      // dense: allreduces per iteration
+  int peers_per_iter = 1;  // sgp, osgp
+};
+
+// Seconds one iteration spends communicating, all of it:
+//   dense     ring allreduce per bucket: 2α(P−1)·buckets + 2(P−1)/P·w·d·β
+//   allgather α·⌈log2 P⌉ + (P−1)·8k·β
+//   gtopk     (α + 8k·β) per round: ⌊log2 P⌋ rounds, 2 more when P is not a power of two
+//   sgp/osgp  α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
+//   dpsgd     α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a ring)
+//   adpsgd    α + 4d·β each way, one pairwise average
+double communication_seconds(const Exchange& e, const Link& link);
+
+// Whether the algorithm communicates on a thread of its own, beside computation (dense with
+// buckets, osgp, adpsgd): then only part of the communication shows in the iteration time.
+bool communicates_on_a_thread(const Exchange& e);
+
+// Seconds of communication an iteration waits for, given `computing` seconds of everything
+// else (of which backward is `backward`): all of it when it blocks; with a thread, what outlasts
+// the computation it overlaps (dense: backward, but at least the last bucket's transfer; osgp
+// and adpsgd: the whole iteration's computation).
+double exposed_seconds(const Exchange& e, const Link& link, double computing, double backward);
+
+}  // namespace commsgd::report

@@ -1,0 +1,240 @@
+#include "analysis/report/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "analysis/report/reports.hpp"
+
+namespace commsgd::report {
+namespace {
+
+// Backward's share of forward + backward: about two thirds (it computes two products per
+// layer to forward's one).
+constexpr double kBackwardShare = 2.0 / 3.0;
+
+// A run's configuration and its steady-state phase times.
+struct MeasuredRun {
+  std::string id, model, network;
+  Exchange exchange;
+  bool on_thread = false;  // as run: dense with buckets, osgp, adpsgd
+  double total = 0, communicate = 0, wait = 0, forward_backward = 0, select = 0;
+
+  // What the iteration spent waiting for communication, as measured.
+  double exposed() const { return on_thread ? wait : communicate; }
+  double not_communicating() const { return total - exposed(); }
+};
+
+std::string text_of(const Value& v) {
+  return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
+}
+
+// The selected runs that recorded steps and their parameter count (runs recorded before
+// commsgd-train wrote it into the config are left out).
+std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<Filter>& filters) {
+  const RunSet runs = selected_runs(db, filters);
+  const Table t = db.query(fmt::format(R"sql(
+    SELECT r.id, r.algo, r.aggregation, r.topology, r.model, r.network, r.workers,
+           json_extract(r.config, '$.parameters'), coalesce(json_extract(r.config, '$.bucket_mb'), 0),
+           coalesce(json_extract(r.config, '$.wire_dtype'), 'fp32'),
+           coalesce(json_extract(r.config, '$.peers_per_iter'), 1),
+           (SELECT avg(density_mean) FROM steady_steps s WHERE s.run_id = r.id),
+           b.total_s, b.communicate_s, b.wait_s, b.forward_backward_s, b.select_s
+    FROM runs r JOIN time_breakdown b ON b.run_id = r.id
+    WHERE r.id {} AND json_extract(r.config, '$.parameters') IS NOT NULL
+    ORDER BY r.model, r.network, r.algo, r.workers, r.created_at)sql",
+                                       runs.in),
+                           runs.params);
+  std::vector<MeasuredRun> out;
+  for (const Row& row : t.rows) {
+    MeasuredRun m;
+    m.id = text_of(row[0]);
+    m.model = text_of(row[4]);
+    m.network = text_of(row[5]);
+    Exchange& e = m.exchange;
+    e.algo = text_of(row[1]);
+    e.aggregation = text_of(row[2]);
+    e.topology = text_of(row[3]);
+    e.workers = static_cast<int>(as_double(row[6]));
+    e.parameters = as_double(row[7]);
+    const double bucket_bytes = as_double(row[8]) * (1 << 20);
+    e.wire_bytes = text_of(row[9]) == "fp32" ? 4 : 2;
+    e.buckets = bucket_bytes > 0 ? std::ceil(4 * e.parameters / bucket_bytes) : 1;
+    e.peers_per_iter = static_cast<int>(as_double(row[10]));
+    e.entries = as_double(row[11]) * e.parameters;
+    m.on_thread = e.algo == "osgp" || e.algo == "adpsgd" || (e.algo == "dense" && bucket_bytes > 0);
+    m.total = as_double(row[12]);
+    m.communicate = as_double(row[13]);
+    m.wait = as_double(row[14]);
+    m.forward_backward = as_double(row[15]);
+    m.select = as_double(row[16]);
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) {
+    throw InputError(fmt::format(
+        "{}: no selected run has steps and a parameter count (recorded since commsgd-train "
+        "writes `parameters` into the run's config)",
+        db.name()));
+  }
+  return out;
+}
+
+double predicted_seconds(const MeasuredRun& m, const Exchange& e, const Link& link) {
+  const double computing = m.not_communicating();
+  return computing + exposed_seconds(e, link, computing, kBackwardShare * m.forward_backward);
+}
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+// Per model and algorithm: the runs' mean selection time and their exchange (the last run's,
+// for the per-worker quantities: d, achieved density, buckets).
+struct AlgorithmProfile {
+  MeasuredRun typical;
+  double select = 0;
+  int runs = 0;
+};
+
+// Per model: its dense runs' mean time besides communication (the computation every algorithm
+// shares), and a profile per algorithm.
+struct ModelProfile {
+  double computing = 0;
+  std::map<std::string, AlgorithmProfile> algorithms;
+};
+
+std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& runs) {
+  std::map<std::string, std::map<std::string, std::vector<const MeasuredRun*>>> grouped;
+  for (const MeasuredRun& m : runs) grouped[m.model][m.exchange.algo].push_back(&m);
+  std::map<std::string, ModelProfile> out;
+  for (const auto& [model, algos] : grouped) {
+    ModelProfile& profile = out[model];
+    for (const auto& [algo, members] : algos) {
+      std::vector<double> selects, computing;
+      for (const MeasuredRun* m : members) {
+        selects.push_back(m->select);
+        computing.push_back(m->not_communicating());
+      }
+      profile.algorithms[algo] = {*members.back(), mean(selects), static_cast<int>(members.size())};
+      if (algo == "dense") profile.computing = mean(computing);
+    }
+  }
+  return out;
+}
+
+// The predicted time of an algorithm at P workers: the model's computation, the algorithm's
+// selection, and the communication it waits for.
+double predicted_at(const ModelProfile& model, const AlgorithmProfile& algorithm, int workers,
+                    const Link& link) {
+  Exchange e = algorithm.typical.exchange;
+  e.workers = workers;
+  MeasuredRun m = algorithm.typical;
+  m.total = model.computing + algorithm.select;
+  m.communicate = m.wait = 0;
+  return predicted_seconds(m, e, link);
+}
+
+}  // namespace
+
+std::map<std::string, Link> calibrated_links(const Connection& db) {
+  const Table t = db.query(R"sql(
+    SELECT json_extract(params, '$.network'), name, value FROM bench
+    WHERE suite = 'pingpong' AND name IN ('alpha', 'beta', 'exchange_alpha', 'exchange_beta')
+    ORDER BY created_at, id)sql");
+  std::map<std::string, Link> one_way, exchange;
+  for (const Row& row : t.rows) {
+    const std::string name = text_of(row[1]);
+    Link& link = (name.starts_with("exchange_") ? exchange : one_way)[text_of(row[0])];
+    (name.ends_with("alpha") ? link.alpha : link.beta) = as_double(row[2]);
+  }
+  for (const auto& [network, link] : exchange) {
+    if (link.alpha > 0 && link.beta > 0) one_way[network] = link;
+  }
+  return one_way;
+}
+
+Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
+                            std::optional<Link> link) {
+  const std::map<std::string, Link> links = calibrated_links(db);
+  Table t{
+      {"run_id", "algo", "model", "workers", "network", "alpha_s", "beta_s_per_byte", "measured_s",
+       "predicted_s", "error", "communication_measured_s", "communication_predicted_s", "note"},
+      {}};
+  for (const MeasuredRun& m : measured_runs(db, filters)) {
+    std::optional<Link> used = link;
+    if (!used && links.contains(m.network)) used = links.at(m.network);
+    Row row = {m.id, m.exchange.algo, m.model, std::int64_t{m.exchange.workers}, m.network};
+    if (!used) {
+      row.insert(row.end(), {Value{}, Value{}, m.total, Value{}, Value{}, m.exposed(), Value{},
+                             fmt::format("no pingpong alpha-beta for network {} in the bench "
+                                         "table (commsgd-bench pingpong --network {})",
+                                         m.network, m.network)});
+    } else {
+      const double predicted = predicted_seconds(m, m.exchange, *used);
+      row.insert(row.end(), {used->alpha, used->beta, m.total, predicted, predicted / m.total - 1,
+                             m.exposed(), predicted - m.not_communicating(), std::string()});
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& filters,
+                              const Link& link, int max_workers) {
+  Table t{{"model", "algo", "runs", "compute_s", "select_s"}, {}};
+  for (int p = 1; p <= max_workers; p *= 2) t.columns.push_back(fmt::format("P={}", p));
+  for (const auto& [model, profile] : profiles(measured_runs(db, filters))) {
+    if (!profile.algorithms.contains("dense")) continue;  // the computation and the baseline
+    for (const auto& [algo, algorithm] : profile.algorithms) {
+      Row row = {model, algo, std::int64_t{algorithm.runs}, profile.computing, algorithm.select};
+      for (int p = 1; p <= max_workers; p *= 2) {
+        row.emplace_back(std::in_place_type<double>,
+                         profile.computing / predicted_at(profile, algorithm, p, link));
+      }
+      t.rows.push_back(std::move(row));
+    }
+  }
+  if (t.rows.empty()) {
+    throw InputError(db.name() + ": no selected model has a dense run to scale against");
+  }
+  return t;
+}
+
+Table simulate_paper_report(const Connection& db, const Link& link) {
+  struct PaperRow {
+    const char* model;
+    const char* algo;
+    double efficiency;
+  };
+  // DESIGN.md, from the papers' released data: 32 workers, 1 GbE.
+  constexpr PaperRow kPaper[] = {
+      {"vgg16", "dense", 0.0096},   {"vgg16", "topk", 0.0478},   {"vgg16", "gtopk", 0.0935},
+      {"resnet20", "dense", 0.313}, {"resnet20", "topk", 0.756}, {"resnet20", "gtopk", 0.857},
+  };
+  const auto measured = profiles(measured_runs(db, {}));
+  Table t{{"model", "algo", "workers", "paper", "predicted", "difference", "compute_s", "select_s",
+           "note"},
+          {}};
+  for (const PaperRow& p : kPaper) {
+    Row row = {std::string(p.model), std::string(p.algo), std::int64_t{32}, p.efficiency};
+    const auto model = measured.find(p.model);
+    if (model == measured.end() || !model->second.algorithms.contains("dense") ||
+        !model->second.algorithms.contains(p.algo)) {
+      row.insert(row.end(), {Value{}, Value{}, Value{}, Value{},
+                             fmt::format("no {} and dense runs of {} recorded", p.algo, p.model)});
+    } else {
+      const ModelProfile& profile = model->second;
+      const AlgorithmProfile& algorithm = profile.algorithms.at(p.algo);
+      const double predicted = profile.computing / predicted_at(profile, algorithm, 32, link);
+      row.insert(row.end(), {predicted, predicted - p.efficiency, profile.computing,
+                             algorithm.select, std::string("compute and selection measured here")});
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace commsgd::report

@@ -1,0 +1,40 @@
+// commsgd-report simulate: the α-β cost model (cost_model.hpp) fed with what runs measured. Each
+// run's time besides communication (data, forward/backward, selection, update) is taken as
+// measured; its communication is predicted from the algorithm, P, d, k and the link's α and β
+// (commsgd-bench pingpong, per network), so the prediction tests the communication model.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/report/cost_model.hpp"
+#include "analysis/report/filters.hpp"
+#include "analysis/report/sqlite.hpp"
+
+namespace commsgd::report {
+
+// The 1 GbE link the gTop-k paper measured (DESIGN.md).
+constexpr Link kPaperGigabitEthernet{0.436e-3, 9e-9};
+
+// The newest α-β fit commsgd-bench pingpong recorded for each network: the exchange fit (both
+// directions at once, as in every collective) where there is one, else the one-way fit.
+std::map<std::string, Link> calibrated_links(const Connection& db);
+
+// One row per selected run: measured and predicted seconds per iteration and the relative error
+// (predicted/measured − 1), with the link used: `link` when given, else the newest pingpong α-β
+// recorded for the run's network (a note says when there is none).
+Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
+                            std::optional<Link> link);
+
+// Predicted scaling efficiency (the 1-worker dense time over the predicted time) of every
+// algorithm recorded for each selected model, at P = 1, 2, 4, ... up to max_workers, over `link`.
+Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& filters,
+                              const Link& link, int max_workers);
+
+// ResNet-20 and VGG-16 at 32 workers over `link`: the predicted scaling efficiency of dense,
+// topk and gtopk beside the paper's (DESIGN.md), with the difference.
+Table simulate_paper_report(const Connection& db, const Link& link);
+
+}  // namespace commsgd::report

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The α-β cost model (commsgd-report simulate) against measurement, on one machine:
+#   1. α and β of each emulated network, one way and exchanged both ways (commsgd-bench pingpong);
+#   2. the emulated-network sweep: dense, topk, gtopk, gaussiank, sgp, osgp and dpsgd on the
+#      digits set (mlp 64-2048-10, d = 153 610, ρ = 0.001), 2 and 4 ranks on emulated hosts
+#      with 100mbit and 1gbit links, 60 iterations each;
+#   3. ResNet-20 (batch 32) and VGG-16 (batch 128) at P = 1, dense, topk and gtopk: the time
+#      besides communication (compute, selection) the scaling predictions start from.
+# Writes check.md (predicted against measured seconds per iteration, every run of the sweep),
+# scaling.md (predicted scaling efficiency up to P = 1024 on the papers' 1 GbE), paper.md (the
+# 32-worker 1 GbE predictions beside the gTop-k paper's table) and runs.sqlite into OUT (default:
+# this directory). --quick: 100mbit only, 2 ranks, dense/topk/gtopk, VGG-16 at batch 16.
+# Needs root for the emulated hosts (network namespaces) and python3-sklearn for the digits set.
+# From a clean clone: scripts/install-deps.sh, then
+#   cmake --preset release && cmake --build --preset release && results/costmodel/run.sh
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${COMMSGD_BUILD:-$root/build/release}
+out=$here networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128
+algos=(dense topk gtopk gaussiank sgp osgp dpsgd)
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) networks=(100mbit) workers=(2) algos=(dense topk gtopk) vgg_batch=16; shift ;;
+    --out) out=${2:?--out DIR}; shift 2 ;;
+    *) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+report=$build/analysis/report/commsgd-report
+train=$build/trainer/commsgd-train
+db=$out/runs.sqlite
+rm -f "$db"
+# Ranks that wait yield the 2 cores instead of polling.
+export OMPI_MCA_mpi_yield_when_idle=1
+
+for net in "${networks[@]}"; do
+  echo "== alpha-beta of emulated:$net"
+  "$root/jobs/local/launch.sh" -n 2 --network "emulated:$net" -- \
+    "$build/tests/bench/commsgd-bench" pingpong --max-bytes 2097152 --round-trips 7 \
+    --network "emulated:$net" --db "$db" | grep alpha_s
+  for p in "${workers[@]}"; do
+    for algo in "${algos[@]}"; do
+      echo "== $algo, $p ranks, emulated:$net"
+      "$root/jobs/local/launch.sh" -n "$p" --network "emulated:$net" -- \
+        "$train" --config "$root/configs/digits.toml" --algo "$algo" --mlp-hidden 2048 \
+        --max-steps 60 --log-every 10 --threads 1 --db "$db" --quiet
+    done
+  done
+done
+
+for model in resnet20 vgg16; do
+  batch=32
+  [ "$model" = vgg16 ] && batch=$vgg_batch
+  for algo in dense topk gtopk; do
+    echo "== $model, batch $batch, $algo, 1 rank: compute and selection time"
+    "$train" --algo "$algo" --model "$model" --dataset synthetic --synthetic-shape 3,32,32 \
+      --synthetic-train $((batch * 8)) --batch-size "$batch" --max-steps 6 --log-every 2 \
+      --threads 2 --db "$db" --quiet
+  done
+done
+
+"$report" simulate check -f markdown -w 'network~emulated:%' "$db" | tee "$out/check.md" >/dev/null
+"$report" simulate check -f csv -w 'network~emulated:%' "$db" |
+  awk -F, 'NR > 1 { e = $10 < 0 ? -$10 : $10; n++; if (e > 0.25) over++; if (e > worst) worst = e }
+           END { printf "%d runs, largest |error| %.3f, %d above 0.25\n", n, worst, over }'
+"$report" simulate scaling -f markdown --max-workers 1024 "$db" | tee "$out/scaling.md"
+"$report" simulate paper -f markdown "$db" | tee "$out/paper.md"
