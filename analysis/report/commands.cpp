@@ -184,27 +184,28 @@ void add_simulate(CLI::App& app) {
     LinkOptions link;
     int max_workers = 1024;
   };
-  auto c = std::make_shared<Options>();
-  CLI::App* check = simulate->add_subcommand(
-      "check",
-      "Predicted against measured seconds per iteration for every selected run (link: the "
-      "pingpong fit of the run's network, or --alpha/--beta)");
-  add_run_selection(check, *c);
-  add_format(check, c->format, "text");
-  c->link.add_to(check, false);
+  const auto add_kind = [simulate](const std::string& name, const std::string& help, bool link_of) {
+    auto o = std::make_shared<Options>();
+    CLI::App* cmd = simulate->add_subcommand(name, help);
+    add_run_selection(cmd, *o);
+    add_format(cmd, o->format, "text");
+    o->link.add_to(cmd, link_of);
+    return std::pair(cmd, o);
+  };
+
+  auto [check, c] = add_kind("check",
+                             "Predicted against measured seconds per iteration for every selected "
+                             "run (link: the pingpong fit of the run's network, or --alpha/--beta)",
+                             false);
   check->callback([c] {
     const Connection db = c->open();
     print(simulate_check_report(db, c->filters(), c->link.given(db)), c->format);
   });
 
-  auto s = std::make_shared<Options>();
-  CLI::App* scaling = simulate->add_subcommand(
-      "scaling",
-      "Predicted scaling efficiency of each recorded algorithm, per model, for P = 1, 2, 4, ... "
-      "up to --max-workers");
-  add_run_selection(scaling, *s);
-  add_format(scaling, s->format, "text");
-  s->link.add_to(scaling, true);
+  auto [scaling, s] = add_kind("scaling",
+                               "Predicted scaling efficiency of each recorded algorithm, per "
+                               "model, for P = 1, 2, 4, ... up to --max-workers",
+                               true);
   scaling->add_option("--max-workers", s->max_workers, "Largest P")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
@@ -214,17 +215,15 @@ void add_simulate(CLI::App& app) {
     print(simulate_scaling_report(db, s->filters(), link, s->max_workers), s->format);
   });
 
-  auto p = std::make_shared<Options>();
-  CLI::App* paper = simulate->add_subcommand(
-      "paper",
-      "ResNet-20 and VGG-16 at 32 workers: predicted scaling efficiency beside the gTop-k "
-      "paper's 1 GbE table, with the difference (compute as measured in the databases)");
-  add_databases(paper, p->databases);
-  add_format(paper, p->format, "text");
-  p->link.add_to(paper, true);
+  auto [paper, p] = add_kind("paper",
+                             "ResNet-20 and VGG-16 at 32 workers: predicted scaling efficiency "
+                             "beside the gTop-k paper's 1 GbE table, with the difference (compute "
+                             "as measured in the selected runs)",
+                             true);
   paper->callback([p] {
     const Connection db = p->open();
-    print(simulate_paper_report(db, p->link.given(db).value_or(kPaperGigabitEthernet)), p->format);
+    const Link link = p->link.given(db).value_or(kPaperGigabitEthernet);
+    print(simulate_paper_report(db, p->filters(), link), p->format);
   });
 }
 

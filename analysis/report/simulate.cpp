@@ -203,7 +203,8 @@ Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& f
   return t;
 }
 
-Table simulate_paper_report(const Connection& db, const Link& link) {
+Table simulate_paper_report(const Connection& db, const std::vector<Filter>& filters,
+                            const Link& link) {
   struct PaperRow {
     const char* model;
     const char* algo;
@@ -214,7 +215,7 @@ Table simulate_paper_report(const Connection& db, const Link& link) {
       {"vgg16", "dense", 0.0096},   {"vgg16", "topk", 0.0478},   {"vgg16", "gtopk", 0.0935},
       {"resnet20", "dense", 0.313}, {"resnet20", "topk", 0.756}, {"resnet20", "gtopk", 0.857},
   };
-  const auto measured = profiles(measured_runs(db, {}));
+  const auto measured = profiles(measured_runs(db, filters));
   Table t{{"model", "algo", "workers", "paper", "predicted", "difference", "compute_s", "select_s",
            "note"},
           {}};
@@ -223,8 +224,11 @@ Table simulate_paper_report(const Connection& db, const Link& link) {
     const auto model = measured.find(p.model);
     if (model == measured.end() || !model->second.algorithms.contains("dense") ||
         !model->second.algorithms.contains(p.algo)) {
-      row.insert(row.end(), {Value{}, Value{}, Value{}, Value{},
-                             fmt::format("no {} and dense runs of {} recorded", p.algo, p.model)});
+      row.insert(row.end(),
+                 {Value{}, Value{}, Value{}, Value{},
+                  std::string(p.algo) == "dense"
+                      ? fmt::format("no dense runs of {} selected", p.model)
+                      : fmt::format("no {} and dense runs of {} selected", p.algo, p.model)});
     } else {
       const ModelProfile& profile = model->second;
       const AlgorithmProfile& algorithm = profile.algorithms.at(p.algo);

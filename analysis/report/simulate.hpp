@@ -34,7 +34,9 @@ Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& f
                               const Link& link, int max_workers);
 
 // ResNet-20 and VGG-16 at 32 workers over `link`: the predicted scaling efficiency of dense,
-// topk and gtopk beside the paper's (DESIGN.md), with the difference.
-Table simulate_paper_report(const Connection& db, const Link& link);
+// topk and gtopk beside the paper's (DESIGN.md), with the difference; computation and selection
+// from the selected runs of those models.
+Table simulate_paper_report(const Connection& db, const std::vector<Filter>& filters,
+                            const Link& link);
 
 }  // namespace commsgd::report
