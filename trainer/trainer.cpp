@@ -244,14 +244,6 @@ void record_peer_failure(const Options& o, const std::string& run_id, int rank,
   }
 }
 
-// Rank 0's text on every rank.
-void broadcast_text(comm::Communicator& comm, std::string& text) {
-  std::int64_t size = static_cast<std::int64_t>(text.size());
-  comm.broadcast(std::span(&size, 1), 0);
-  text.resize(static_cast<std::size_t>(size));
-  comm.broadcast(text.data(), text.size(), 0);
-}
-
 // Runs `step` on every rank and fails setup everywhere if it threw anywhere.
 template <class Step>
 void set_up_together(comm::Communicator& comm, Step&& step) {
@@ -690,7 +682,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   }
   if (resumed) s.run.id = resumed->run_id;
   // Rank 0's id is the run's: the row to continue, and the row any rank that fails records in.
-  broadcast_text(comm, s.run.id);
+  comm.broadcast(s.run.id, 0);
   // Only now, with every rank known to agree, does a database file appear.
   set_up_together(comm, [&] {
     if (!rank0) return;

@@ -17,6 +17,13 @@ std::size_t size_of(DataType type) {
   return 0;
 }
 
+void Communicator::broadcast(std::string& text, int root) {
+  std::int64_t size = static_cast<std::int64_t>(text.size());
+  broadcast(std::span(&size, 1), root);
+  text.resize(static_cast<std::size_t>(size));
+  broadcast(text.data(), text.size(), root);
+}
+
 void Communicator::allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
   const std::uint64_t p = static_cast<std::uint64_t>(size());
   const std::uint64_t wire = 2 * (p - 1) * count * size_of(type) / p;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -127,6 +128,8 @@ class Communicator {
   void broadcast(std::span<T, N> x, int root) {
     broadcast(x.data(), x.size_bytes(), root);
   }
+  // Root's text on every rank, whatever its length there.
+  void broadcast(std::string& text, int root);
 
   const CommCounters& counters() const { return counters_; }
 

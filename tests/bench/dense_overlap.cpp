@@ -81,10 +81,7 @@ void run(const Settings& s) {
   std::string scratch =
       (std::filesystem::temp_directory_path() / fmt::format("commsgd_bench_overlap_{}", getpid()))
           .string();
-  std::int64_t length = static_cast<std::int64_t>(scratch.size());
-  world.broadcast(std::span(&length, 1), 0);
-  scratch.resize(static_cast<std::size_t>(length));
-  world.broadcast(scratch.data(), scratch.size(), 0);
+  world.broadcast(scratch, 0);
   const trainer::Options o = trainer_options(s, world.size(), scratch);
 
   std::vector<double> bucketed, unbucketed;

@@ -72,11 +72,15 @@ bool wait_for(Done&& done) {
   return true;
 }
 
-// SIGTERM to every rank, as srun and Slurm's time limit deliver it; the job must stop at a
-// checkpoint and record the run `preempted`.
-void stop_with_sigterm(Process& job, const fs::path& db) {
+// SIGTERM to every rank, as srun and Slurm's time limit deliver it; the job's end.
+ProcessResult sigterm_every_rank(Process& job) {
   for (const pid_t rank : job.children()) kill(rank, SIGTERM);
-  const ProcessResult stopped = job.wait(std::chrono::seconds(90));
+  return job.wait(std::chrono::seconds(90));
+}
+
+// The job must stop at a checkpoint and record the run `preempted`.
+void stop_with_sigterm(Process& job, const fs::path& db) {
+  const ProcessResult stopped = sigterm_every_rank(job);
   ASSERT_FALSE(stopped.timed_out) << stopped.output;
   EXPECT_NE(stopped.exit_code, 0) << stopped.output;
   const auto row = query(db, "select status, exit_reason from runs");
@@ -224,8 +228,7 @@ TEST_F(TrainerRuns, SignalAfterTheLastCheckpointOpportunityLetsTheRunComplete) {
     return files;
   };
   ASSERT_TRUE(wait_for([&] { return checkpoint_files() == kRanks; }));
-  for (const pid_t rank : job.children()) kill(rank, SIGTERM);
-  const ProcessResult result = job.wait(std::chrono::seconds(90));
+  const ProcessResult result = sigterm_every_rank(job);
   ASSERT_FALSE(result.timed_out) << result.output;
   EXPECT_EQ(result.exit_code, 0) << result.output;
   const auto row = query(db, "select status, exit_reason from runs");
