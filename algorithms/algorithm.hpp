@@ -89,6 +89,10 @@ struct AlgorithmConfig {
   // it), and the type the gradient crosses the wire in (f32, f16 or bf16).
   std::size_t bucket_bytes = 25u << 20;
   comm::DataType wire = comm::DataType::f32;
+  // Sparse, and dense without buckets: wait at a barrier for every rank before the exchange and
+  // count it as wait, so that communication time is the exchange alone. On oversubscribed hosts
+  // the wait for the slowest rank's computation would otherwise dominate it.
+  bool barrier_before_communicate = false;
   // Sparse family. Empty selector/aggregation: the algorithm's own (topk: exact + allgather,
   // gtopk: exact + gtopk, gaussiank: gaussian + allgather).
   std::string selector;

@@ -8,12 +8,16 @@
 
 namespace commsgd::algorithms {
 
-Dense::Dense(comm::Communicator& comm, std::size_t bucket_bytes, comm::DataType wire)
-    : comm_(comm), wire_(wire), bucket_entries_(bucket_bytes / sizeof(float)) {
-  if (wire != comm::DataType::f32 && wire != comm::DataType::f16 && wire != comm::DataType::bf16) {
+Dense::Dense(comm::Communicator& comm, const AlgorithmConfig& config)
+    : comm_(comm),
+      wire_(config.wire),
+      bucket_entries_(config.bucket_bytes / sizeof(float)),
+      barrier_(config.barrier_before_communicate) {
+  if (wire_ != comm::DataType::f32 && wire_ != comm::DataType::f16 &&
+      wire_ != comm::DataType::bf16) {
     throw std::invalid_argument("dense: the wire type must be fp32, fp16 or bf16");
   }
-  if (bucket_bytes > 0 && bucket_entries_ == 0) {
+  if (config.bucket_bytes > 0 && bucket_entries_ == 0) {
     throw std::invalid_argument("dense: a bucket must hold at least one float (4 bytes)");
   }
   if (bucket_entries_ == 0) return;
@@ -109,7 +113,11 @@ void Dense::synchronize_gradients(std::span<float> grads) {
   stats_.entries_offered += grads.size();
   if (bucket_entries_ == 0) {
     const comm::CommCounters before = comm_.counters();
-    const Stopwatch watch;
+    Stopwatch watch;
+    if (barrier_) {
+      comm_.barrier();
+      stats_.wait_seconds += watch.restart();
+    }
     average(comm_, grads);
     stats_.communicate_seconds += watch.seconds();
     stats_.bytes_sent += comm_.counters().bytes_sent - before.bytes_sent;

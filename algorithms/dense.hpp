@@ -29,7 +29,8 @@ namespace commsgd::algorithms {
 // waited for every bucket; what the two share besides is guarded by mutex_.
 class Dense final : public Algorithm {
  public:
-  Dense(comm::Communicator& comm, std::size_t bucket_bytes, comm::DataType wire);
+  // Uses config.bucket_bytes, wire and barrier_before_communicate.
+  Dense(comm::Communicator& comm, const AlgorithmConfig& config);
   ~Dense() override;
 
   bool overlaps_backward() const override { return bucket_entries_ > 0; }
@@ -54,6 +55,7 @@ class Dense final : public Algorithm {
   comm::Communicator& comm_;
   const comm::DataType wire_;
   const std::size_t bucket_entries_;
+  const bool barrier_;
   std::vector<std::uint16_t> wire_buffer_;  // a bucket in 16 bits; used by whoever averages
   AlgorithmStats stats_;                    // the training thread's own
 

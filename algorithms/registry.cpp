@@ -64,6 +64,13 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
   if (config.algo != "dense" && config.wire != comm::DataType::f32) {
     throw std::invalid_argument("--wire-dtype applies to --algo dense, not --algo " + config.algo);
   }
+  if (config.barrier_before_communicate && !sparse &&
+      !(config.algo == "dense" && config.bucket_bytes == 0)) {
+    throw std::invalid_argument(
+        "--barrier-before-communicate applies to the sparse algorithms and to dense with "
+        "--bucket-mb 0, not --algo " +
+        config.algo + (config.algo == "dense" ? " with buckets" : ""));
+  }
   if (!gossip && !config.topology.empty()) {
     throw std::invalid_argument(
         "--topology applies to the gossip algorithms (sgp, osgp, "
@@ -76,7 +83,7 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
 std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& requested,
                                           comm::Communicator& comm) {
   const AlgorithmConfig c = resolve(requested);
-  if (c.algo == "dense") return std::make_unique<Dense>(comm, c.bucket_bytes, c.wire);
+  if (c.algo == "dense") return std::make_unique<Dense>(comm, c);
   if (!c.selector.empty()) return std::make_unique<SparseSgd>(c, comm);
   if (!c.topology.empty()) {
     auto topology = make_topology(c.topology, comm.size(), c.peers_per_iter);

@@ -225,6 +225,12 @@ void add_options(CLI::App& app, Options& o) {
                  "its histogram (table grad_stats; 0: never)")
       ->check(kNonNegative)
       ->group(rec);
+  app.add_flag("--barrier-before-communicate", o.barrier_before_communicate,
+               "Sparse algorithms, and dense with --bucket-mb 0: wait at a barrier for every rank "
+               "before the gradient exchange and record that as wait_s, so that communicate_s is "
+               "the exchange alone, not the wait for the slowest rank (for measurements on "
+               "oversubscribed hosts; costs one barrier per iteration)")
+      ->group(rec);
   app.add_option("--network", o.network,
                  "Label of the network, recorded with the run (the job templates' network "
                  "profiles and jobs/local/launch.sh set COMMSGD_NETWORK)")
@@ -294,6 +300,7 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.max_staleness = o.max_staleness;
   c.comm_timeout_seconds = o.comm_timeout;
   c.grad_stats_every = o.grad_stats_every;
+  c.barrier_before_communicate = o.barrier_before_communicate;
   try {
     return algorithms::resolve(c);
   } catch (const std::invalid_argument& e) {
@@ -342,8 +349,9 @@ void validate(const Options& o) {
 
 std::uint64_t computation_hash(const Options& o) {
   nlohmann::json computed = o;
-  for (const char* key : {"checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "resume",
-                          "db", "db_dir", "network", "dump_params", "quiet", "threads"}) {
+  for (const char* key :
+       {"checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "resume", "db", "db_dir",
+        "network", "dump_params", "quiet", "threads", "barrier_before_communicate"}) {
     computed.erase(key);
   }
   return stable_hash(computed.dump());

@@ -75,6 +75,7 @@ struct Options {
   std::string db_dir = "runs";
   int log_every = 10;
   int grad_stats_every = 0;
+  bool barrier_before_communicate = false;
   std::string network = "local";
   double emulate_link_mbps = 0;
   std::string dump_params;
@@ -86,17 +87,15 @@ struct Options {
   std::string resume;               // "", "auto", or a checkpoint's directory
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, algo, epochs, max_steps, seed, threads, bucket_mb,
-                                   wire_dtype, density, density_schedule, selector, aggregation,
-                                   no_error_feedback, topology, peers_per_iter, max_staleness,
-                                   comm_timeout, model, mlp_hidden, dataset, data_path, csv_shape,
-                                   val_fraction, val_split, synthetic_shape, synthetic_classes,
-                                   synthetic_train, synthetic_val, no_normalize, augment,
-                                   batch_size, lr, momentum, nesterov, weight_decay, lr_schedule,
-                                   warmup_epochs, scale_lr, clip_grad_norm, on_nonfinite,
-                                   eval_batch_size, db, db_dir, log_every, grad_stats_every,
-                                   network, emulate_link_mbps, dump_params, quiet, checkpoint_dir,
-                                   checkpoint_every, checkpoint_every_steps, resume)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
+    Options, algo, epochs, max_steps, seed, threads, bucket_mb, wire_dtype, density,
+    density_schedule, selector, aggregation, no_error_feedback, topology, peers_per_iter,
+    max_staleness, comm_timeout, model, mlp_hidden, dataset, data_path, csv_shape, val_fraction,
+    val_split, synthetic_shape, synthetic_classes, synthetic_train, synthetic_val, no_normalize,
+    augment, batch_size, lr, momentum, nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
+    clip_grad_norm, on_nonfinite, eval_batch_size, db, db_dir, log_every, grad_stats_every,
+    barrier_before_communicate, network, emulate_link_mbps, dump_params, quiet, checkpoint_dir,
+    checkpoint_every, checkpoint_every_steps, resume)
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);

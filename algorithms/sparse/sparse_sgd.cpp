@@ -18,7 +18,8 @@ SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
       density_schedule_(parse_epoch_values(config.density_schedule)),
       density_(config.density),
       error_feedback_(config.error_feedback),
-      grad_stats_every_(config.grad_stats_every) {
+      grad_stats_every_(config.grad_stats_every),
+      barrier_(config.barrier_before_communicate) {
   if (!(density_ > 0 && density_ <= 1)) {
     throw std::invalid_argument("--density must be in (0, 1]");
   }
@@ -71,6 +72,10 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
     watch.restart();  // the measurement is not part of what sparsification costs
   }
 
+  if (barrier_) {
+    comm_.barrier();
+    stats_.wait_seconds += watch.restart();
+  }
   const comm::CommCounters before = comm_.counters();
   aggregation_->aggregate(selected_, k, grads, applied_);  // 3. grads = U
   stats_.communicate_seconds += watch.restart();

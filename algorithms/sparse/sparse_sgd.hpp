@@ -52,6 +52,7 @@ class SparseSgd final : public Algorithm {
   std::vector<std::uint8_t> applied_;
   AlgorithmStats stats_;
   const int grad_stats_every_;
+  const bool barrier_;  // before the exchange: AlgorithmConfig::barrier_before_communicate
   std::optional<GradStats> grad_stats_;
 };
 

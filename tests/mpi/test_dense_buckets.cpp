@@ -45,6 +45,13 @@ std::vector<double> mean_gradient(int ranks, int iteration) {
   return mean;
 }
 
+AlgorithmConfig dense_config(std::size_t bucket_bytes, comm::DataType wire) {
+  AlgorithmConfig config;
+  config.bucket_bytes = bucket_bytes;
+  config.wire = wire;
+  return config;
+}
+
 enum class Reporting { backward_order, shuffled, none, half };
 
 // What a backward does: the parameters' gradients reported one by one, last parameter first (or
@@ -70,7 +77,7 @@ class DenseBuckets : public ::testing::TestWithParam<Case> {};
 TEST_P(DenseBuckets, EveryRankGetsTheMeanGradient) {
   const auto [bucket_bytes, wire, reporting] = GetParam();
   comm::MpiCommunicator comm;
-  Dense dense(comm, bucket_bytes, wire);
+  Dense dense(comm, dense_config(bucket_bytes, wire));
   std::mt19937 rng(5);  // the same shuffles on every rank, though no rank depends on it
   // Relative to the gradient's scale (about 1): float sums, or one rounding of each share and of
   // each partial sum in 16 bits (fp16: 2^-11, bf16: 2^-8 per rounding).
@@ -125,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
 // reported, the comm thread reduces buckets without synchronize_gradients() being called.
 TEST(DenseOverlap, BucketsTravelBeforeSynchronizeIsCalled) {
   comm::MpiCommunicator comm;
-  Dense dense(comm, 400, comm::DataType::f32);  // 100 floats a bucket: 19 buckets
+  Dense dense(comm, dense_config(400, comm::DataType::f32));  // 100 floats a bucket: 19 buckets
   std::vector<float> grads = gradient_of(comm.rank(), 0);
   std::mt19937 rng(1);
   run_backward(dense, grads, Reporting::backward_order, rng);
@@ -141,7 +148,7 @@ TEST(DenseOverlap, BucketsTravelBeforeSynchronizeIsCalled) {
 
 TEST(DenseOverlap, AGradientReportedTwiceIsAnError) {
   comm::MpiCommunicator comm;
-  Dense dense(comm, 400, comm::DataType::f32);
+  Dense dense(comm, dense_config(400, comm::DataType::f32));
   std::vector<float> grads = gradient_of(comm.rank(), 0);
   dense.begin_backward(grads);
   dense.gradient_ready(0, 300);
