@@ -12,15 +12,25 @@
 namespace commsgd::algorithms {
 
 // Step 3 of the sparse family (DESIGN.md): combine every rank's selected entries into one global
-// update U (a sum, not a mean), bit-identical on every rank. A collective.
+// update U (a sum, not a mean), bit-identical on every rank. Two parts, timed apart: exchange()
+// is the collective, write_update() the local writing of U into a dense buffer, which costs as
+// much for every aggregation (a pass over all d entries).
 class Aggregation {
  public:
   virtual ~Aggregation() = default;
-  // local: this rank's selection, sorted by index. update (dense, length d): overwritten with U.
-  // applied[i] (resized to local.size()): whether local entry i is part of U; what was selected
-  // but not applied goes back into the residual.
-  virtual void aggregate(const kernels::SparseSet& local, std::size_t k, std::span<float> update,
-                         std::vector<std::uint8_t>& applied) = 0;
+  // A collective. local: this rank's selection, sorted by index. applied[i] (resized to
+  // local.size()): whether local entry i is part of U; what was selected but not applied goes
+  // back into the residual.
+  virtual void exchange(const kernels::SparseSet& local, std::size_t k,
+                        std::vector<std::uint8_t>& applied) = 0;
+  // Local: overwrites update (dense, length d) with the U of the last exchange().
+  virtual void write_update(std::span<float> update) = 0;
+
+  void aggregate(const kernels::SparseSet& local, std::size_t k, std::span<float> update,
+                 std::vector<std::uint8_t>& applied) {
+    exchange(local, k, applied);
+    write_update(update);
+  }
 };
 
 const std::vector<std::string>& aggregation_names();  // allgather, gtopk

@@ -6,8 +6,8 @@
 
 namespace commsgd::algorithms {
 
-void AllgatherAggregation::aggregate(const kernels::SparseSet& local, std::size_t,
-                                     std::span<float> update, std::vector<std::uint8_t>& applied) {
+void AllgatherAggregation::exchange(const kernels::SparseSet& local, std::size_t,
+                                    std::vector<std::uint8_t>& applied) {
   // Selections differ in size (gaussian, dgc), so the sizes travel first.
   const std::uint64_t mine = local.size();
   counts_.resize(static_cast<std::size_t>(comm_.size()));
@@ -21,7 +21,10 @@ void AllgatherAggregation::aggregate(const kernels::SparseSet& local, std::size_
   pack(local, send_);
   recv_.resize(total);
   comm_.allgatherv(send_.data(), recv_.data(), bytes_per_rank_);
+  applied.assign(local.size(), 1);
+}
 
+void AllgatherAggregation::write_update(std::span<float> update) {
   // Sum in rank order on every rank, so every rank computes the same floats.
   std::fill(update.begin(), update.end(), 0.0f);
   std::size_t offset = 0;
@@ -30,7 +33,6 @@ void AllgatherAggregation::aggregate(const kernels::SparseSet& local, std::size_
     kernels::scatter_add(received_, update);
     offset += bytes;
   }
-  applied.assign(local.size(), 1);
 }
 
 }  // namespace commsgd::algorithms

@@ -9,8 +9,9 @@ namespace commsgd::algorithms {
 class AllgatherAggregation final : public Aggregation {
  public:
   explicit AllgatherAggregation(comm::Communicator& comm) : comm_(comm) {}
-  void aggregate(const kernels::SparseSet& local, std::size_t k, std::span<float> update,
-                 std::vector<std::uint8_t>& applied) override;
+  void exchange(const kernels::SparseSet& local, std::size_t k,
+                std::vector<std::uint8_t>& applied) override;
+  void write_update(std::span<float> update) override;
 
  private:
   comm::Communicator& comm_;

@@ -31,8 +31,8 @@ void GtopkAggregation::merge(bool current_is_lower, std::size_t k) {
   std::swap(current_, merged_);
 }
 
-void GtopkAggregation::aggregate(const kernels::SparseSet& local, std::size_t k,
-                                 std::span<float> update, std::vector<std::uint8_t>& applied) {
+void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
+                                std::vector<std::uint8_t>& applied) {
   const int p = comm_.size();
   const int r = comm_.rank();
   const int group = std::bit_floor(static_cast<unsigned>(p));  // the butterfly's ranks
@@ -77,6 +77,9 @@ void GtopkAggregation::aggregate(const kernels::SparseSet& local, std::size_t k,
       comm_.send(send_.data(), send_.size(), r + group);
     }
   }
+}
+
+void GtopkAggregation::write_update(std::span<float> update) {
   std::fill(update.begin(), update.end(), 0.0f);
   kernels::scatter_add(current_, update);
 }

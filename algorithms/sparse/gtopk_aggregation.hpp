@@ -15,8 +15,9 @@ namespace commsgd::algorithms {
 class GtopkAggregation final : public Aggregation {
  public:
   explicit GtopkAggregation(comm::Communicator& comm) : comm_(comm) {}
-  void aggregate(const kernels::SparseSet& local, std::size_t k, std::span<float> update,
-                 std::vector<std::uint8_t>& applied) override;
+  void exchange(const kernels::SparseSet& local, std::size_t k,
+                std::vector<std::uint8_t>& applied) override;
+  void write_update(std::span<float> update) override;
 
  private:
   // Merges `other` into current_ (the lower rank's set first) keeping k, and clears the mask of

@@ -77,14 +77,16 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
     stats_.wait_seconds += watch.restart();
   }
   const comm::CommCounters before = comm_.counters();
-  aggregation_->aggregate(selected_, k, grads, applied_);  // 3. grads = U
+  aggregation_->exchange(selected_, k, applied_);  // 3.
   stats_.communicate_seconds += watch.restart();
   stats_.bytes_sent += comm_.counters().bytes_sent - before.bytes_sent;
   stats_.bytes_received += comm_.counters().bytes_received - before.bytes_received;
 
+  aggregation_->write_update(grads);                      //    grads = U
   kernels::zero_applied(residual_, selected_, applied_);  // 4. e' = acc minus what was applied
   kernels::scale(grads, 1.0f / static_cast<float>(comm_.size()));  // 5.
-  // Residual bookkeeping is part of what sparsification costs, so it counts as selection.
+  // Writing U densely and the residual bookkeeping are local work that sparsification costs, as
+  // much for every aggregation, so they count as selection, not communication.
   stats_.select_seconds += watch.restart();
   stats_.entries_sent += selected_.size();
   stats_.entries_offered += d;
