@@ -1,0 +1,531 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "trainer/data/image_folder.hpp"
+
+// jpeglib.h uses FILE and size_t without including their headers.
+#include <cstdio>
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace commsgd::data {
+namespace {
+
+namespace fs = std::filesystem;
+using Color = std::array<int, 3>;
+// Up to four component values of the pixel at (x, y).
+using PixelFn = std::function<std::array<std::uint8_t, 4>(int x, int y)>;
+
+constexpr std::array<float, 3> kMean{0.485F, 0.456F, 0.406F};
+constexpr std::array<float, 3> kStd{0.229F, 0.224F, 0.225F};
+// JPEG is lossy: a decoded flat colour may be off by a few levels.
+constexpr int kLevelTolerance = 6;
+
+// A fresh directory per test, removed afterwards even if the test fails.
+class TempDir {
+ public:
+  TempDir() {
+    static int counter = 0;
+    path_ = fs::temp_directory_path() / ("commsgd_test_image_folder_" + std::to_string(::getpid()) +
+                                         "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Writes a quality-95 JPEG with libjpeg's compressor. components: 1 grayscale,
+// 3 RGB, 4 CMYK (libjpeg marks it Adobe, so values are stored inverted, as
+// Photoshop writes them: 255 = no ink).
+void write_jpeg(const fs::path& path, int width, int height, int components, const PixelFn& pixel) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr) << path;
+  jpeg_compress_struct cinfo{};
+  jpeg_error_mgr errors{};
+  cinfo.err = jpeg_std_error(&errors);
+  jpeg_create_compress(&cinfo);
+  jpeg_stdio_dest(&cinfo, file);
+  cinfo.image_width = static_cast<JDIMENSION>(width);
+  cinfo.image_height = static_cast<JDIMENSION>(height);
+  cinfo.input_components = components;
+  cinfo.in_color_space = components == 1 ? JCS_GRAYSCALE : components == 3 ? JCS_RGB : JCS_CMYK;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, 95, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  std::vector<JSAMPLE> row(static_cast<std::size_t>(width * components));
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const std::array<std::uint8_t, 4> values = pixel(x, y);
+      for (int c = 0; c < components; ++c) {
+        row[static_cast<std::size_t>(x * components + c)] = values[c];
+      }
+    }
+    JSAMPROW row_pointer = row.data();
+    jpeg_write_scanlines(&cinfo, &row_pointer, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  std::fclose(file);
+}
+
+void write_solid(const fs::path& path, int width, int height, const Color& color) {
+  write_jpeg(path, width, height, 3, [&](int, int) {
+    return std::array<std::uint8_t, 4>{static_cast<std::uint8_t>(color[0]),
+                                       static_cast<std::uint8_t>(color[1]),
+                                       static_cast<std::uint8_t>(color[2]), 0};
+  });
+}
+
+// Red rises from left to right, green from top to bottom.
+void write_gradient(const fs::path& path, int width, int height) {
+  write_jpeg(path, width, height, 3, [&](int x, int y) {
+    return std::array<std::uint8_t, 4>{static_cast<std::uint8_t>(x * 255 / (width - 1)),
+                                       static_cast<std::uint8_t>(y * 255 / (height - 1)), 100, 0};
+  });
+}
+
+// Noise compresses badly, so the entropy-coded data is most of the file and
+// cutting it in half truncates the image data, not the headers.
+void write_truncated(const fs::path& path) {
+  write_jpeg(path, 64, 64, 3, [](int x, int y) {
+    const auto v = static_cast<std::uint8_t>((x * 7919 + y * 104729) * 2654435761U >> 24);
+    return std::array<std::uint8_t, 4>{v, static_cast<std::uint8_t>(v * 3), 77, 0};
+  });
+  fs::resize_file(path, fs::file_size(path) / 2);
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+struct ExpectedFile {
+  fs::path path;
+  std::int32_t label;
+  int width, height;
+  Color color;
+};
+
+// Three classes, created out of order, of four images each, with names whose
+// sorted order differs from creation order and from case-insensitive order.
+// bee/img1.jpg is grayscale. Files that are not JPEGs are ignored.
+std::vector<ExpectedFile> make_folder(const fs::path& root) {
+  const std::vector<std::pair<std::string, Color>> classes{
+      {"cat", {30, 60, 200}}, {"ant", {200, 40, 40}}, {"bee", {40, 180, 60}}};
+  const std::array<std::string, 4> names{"img3.JPEG", "img1.jpg", "IMG2.jpeg", "img0.JPG"};
+  const std::array<std::pair<int, int>, 4> sizes{{{40, 30}, {64, 64}, {30, 40}, {48, 36}}};
+  for (const auto& [name, color] : classes) {
+    fs::create_directories(root / name);
+    write_text(root / name / "notes.txt", "not an image");
+    write_text(root / name / "thumb.png", "not a jpeg");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const fs::path file = root / name / names[i];
+      const auto [width, height] = sizes[i];
+      if (name == "bee" && names[i] == "img1.jpg") {
+        write_jpeg(file, width, height, 1,
+                   [](int, int) { return std::array<std::uint8_t, 4>{128}; });
+      } else {
+        write_solid(file, width, height, color);
+      }
+    }
+  }
+  write_text(root / "README", "ignored");
+
+  // Sorted: ant, bee, cat; IMG2.jpeg, img0.JPG, img1.jpg, img3.JPEG.
+  const std::array<std::size_t, 4> sorted_names{2, 3, 1, 0};
+  std::vector<ExpectedFile> expected;
+  for (const std::size_t c : {1, 2, 0}) {
+    const auto& [name, color] = classes[c];
+    for (const std::size_t i : sorted_names) {
+      const bool gray = name == "bee" && names[i] == "img1.jpg";
+      expected.push_back({root / name / names[i], static_cast<std::int32_t>(expected.size() / 4),
+                          sizes[i].first, sizes[i].second, gray ? Color{128, 128, 128} : color});
+    }
+  }
+  return expected;
+}
+
+float normalized(int level, std::size_t channel) {
+  return (static_cast<float>(level) / 255.0F - kMean[channel]) / kStd[channel];
+}
+
+// Every pixel of the C,H,W image `out` (S x S) in columns [x0, x1) is `color`.
+::testing::AssertionResult ColumnsHaveColor(std::span<const float> out, int size, int x0, int x1,
+                                            const Color& color) {
+  const auto plane = static_cast<std::size_t>(size * size);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const float tolerance = static_cast<float>(kLevelTolerance) / 255.0F / kStd[c];
+    for (int y = 0; y < size; ++y) {
+      for (int x = x0; x < x1; ++x) {
+        const float value = out[c * plane + static_cast<std::size_t>(y * size + x)];
+        if (std::abs(value - normalized(color[c], c)) > tolerance) {
+          return ::testing::AssertionFailure()
+                 << "channel " << c << " at (" << x << ", " << y << ") is " << value
+                 << ", expected " << normalized(color[c], c);
+        }
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Success iff `f` throws a DataError whose message is one line naming `path`.
+template <typename F>
+::testing::AssertionResult FailsNaming(F f, const fs::path& path) {
+  try {
+    f();
+  } catch (const DataError& error) {
+    const std::string message = error.what();
+    if (message.rfind("image-folder: ", 0) != 0 || message.find('\n') != std::string::npos ||
+        message.find(path.string()) == std::string::npos) {
+      return ::testing::AssertionFailure() << "bad message: " << message;
+    }
+    return ::testing::AssertionSuccess() << message;
+  }
+  return ::testing::AssertionFailure() << "no DataError";
+}
+
+std::vector<float> load(const fs::path& path, int size, ImageMode mode, std::uint64_t seed) {
+  std::vector<float> out(static_cast<std::size_t>(3 * size * size));
+  std::mt19937_64 rng(seed);
+  load_image_sample(path, size, mode, rng, out);
+  return out;
+}
+
+// ---------------------------------------------------------------- indexing
+
+TEST(ImageFolderIndex, SortsClassesAndFilesAndLabelsByClass) {
+  TempDir dir;
+  const std::vector<ExpectedFile> expected = make_folder(dir.path());
+  const ImageFolder folder = index_image_folder(dir.path());
+  EXPECT_EQ(folder.classes, (std::vector<std::string>{"ant", "bee", "cat"}));
+  ASSERT_EQ(folder.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(folder.files[i].path, expected[i].path) << i;
+    EXPECT_EQ(folder.files[i].label, expected[i].label) << i;
+  }
+}
+
+TEST(ImageFolderIndex, RejectsMissingRootEmptyRootAndEmptyClass) {
+  TempDir dir;
+  const fs::path missing = dir.path() / "missing";
+  EXPECT_TRUE(FailsNaming([&] { index_image_folder(missing); }, missing));
+
+  write_text(dir.path() / "file.jpg", "x");
+  EXPECT_TRUE(
+      FailsNaming([&] { index_image_folder(dir.path() / "file.jpg"); }, dir.path() / "file.jpg"));
+  EXPECT_TRUE(FailsNaming([&] { index_image_folder(dir.path()); }, dir.path()));
+
+  write_solid(dir.path() / "a.jpg", 8, 8, {1, 2, 3});
+  fs::create_directories(dir.path() / "full");
+  write_solid(dir.path() / "full" / "x.jpeg", 8, 8, {1, 2, 3});
+  fs::create_directories(dir.path() / "hollow");
+  write_text(dir.path() / "hollow" / "notes.txt", "no images here");
+  EXPECT_TRUE(FailsNaming([&] { index_image_folder(dir.path()); }, dir.path() / "hollow"));
+}
+
+// ---------------------------------------------------------------- decoding
+
+TEST(ImageFolderDecode, GivesSizeAndColourOfRgbAndGrayscaleFiles) {
+  TempDir dir;
+  for (const ExpectedFile& file : make_folder(dir.path())) {
+    const Image image = decode_jpeg(file.path);
+    ASSERT_EQ(image.width, file.width) << file.path;
+    ASSERT_EQ(image.height, file.height) << file.path;
+    ASSERT_EQ(image.rgb.size(), static_cast<std::size_t>(file.width * file.height * 3));
+    for (std::size_t i = 0; i < image.rgb.size(); ++i) {
+      ASSERT_NEAR(image.rgb[i], file.color[i % 3], kLevelTolerance) << file.path << " byte " << i;
+    }
+  }
+}
+
+TEST(ImageFolderDecode, ConvertsAdobeCmykToRgb) {
+  TempDir dir;
+  const fs::path path = dir.path() / "cmyk.jpg";
+  // Stored inverted: 255 - ink. R = C' K' / 255 = 255 * 200 / 255, and so on.
+  write_jpeg(path, 24, 16, 4, [](int, int) {
+    return std::array<std::uint8_t, 4>{255, 102, 51, 200};
+  });
+  const Image image = decode_jpeg(path);
+  ASSERT_EQ(image.width, 24);
+  ASSERT_EQ(image.height, 16);
+  const Color expected{200, 80, 40};
+  for (std::size_t i = 0; i < image.rgb.size(); ++i) {
+    ASSERT_NEAR(image.rgb[i], expected[i % 3], kLevelTolerance) << "byte " << i;
+  }
+}
+
+TEST(ImageFolderDecode, RejectsTruncatedAndNonJpegFilesNamingThem) {
+  TempDir dir;
+  const fs::path truncated = dir.path() / "truncated.jpg";
+  write_truncated(truncated);
+  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(truncated); }, truncated));
+
+  const fs::path text = dir.path() / "text.jpg";
+  write_text(text, "this is not a JPEG file");
+  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(text); }, text));
+
+  const fs::path empty = dir.path() / "empty.jpg";
+  write_text(empty, "");
+  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(empty); }, empty));
+
+  const fs::path missing = dir.path() / "missing.jpg";
+  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(missing); }, missing));
+}
+
+// ---------------------------------------------------------------- transforms
+
+TEST(ImageFolderTransform, ValidationGivesNormalizedColourOfEachFile) {
+  TempDir dir;
+  constexpr int kSize = 20;
+  for (const ExpectedFile& file : make_folder(dir.path())) {
+    const std::vector<float> out = load(file.path, kSize, ImageMode::validation, 1);
+    EXPECT_TRUE(ColumnsHaveColor(out, kSize, 0, kSize, file.color)) << file.path;
+  }
+}
+
+// 800 x 600 is decoded at 1/8 for S = 16; the crop must still land on the same
+// part of the image. Resize to 24 x 18, crop columns 4..19: the red/blue edge at
+// x = 400 of 800 falls on output column 8.
+TEST(ImageFolderTransform, ValidationCropsTheCentreOfALargeImage) {
+  TempDir dir;
+  const fs::path path = dir.path() / "halves.jpg";
+  write_jpeg(path, 800, 600, 3, [](int x, int) {
+    return x < 400 ? std::array<std::uint8_t, 4>{220, 30, 30, 0}
+                   : std::array<std::uint8_t, 4>{30, 30, 220, 0};
+  });
+  constexpr int kSize = 16;
+  const std::vector<float> out = load(path, kSize, ImageMode::validation, 1);
+  EXPECT_TRUE(ColumnsHaveColor(out, kSize, 0, 7, {220, 30, 30}));
+  EXPECT_TRUE(ColumnsHaveColor(out, kSize, 9, kSize, {30, 30, 220}));
+}
+
+TEST(ImageFolderTransform, ValidationOutputOfWrongSizeIsRejected) {
+  TempDir dir;
+  write_solid(dir.path() / "a.jpg", 8, 8, {1, 2, 3});
+  std::vector<float> out(10);
+  std::mt19937_64 rng(1);
+  EXPECT_THROW(load_image_sample(dir.path() / "a.jpg", 4, ImageMode::validation, rng, out),
+               std::invalid_argument);
+}
+
+TEST(ImageFolderTransform, TrainKeepsTheColourOfAFlatImage) {
+  TempDir dir;
+  write_solid(dir.path() / "flat.jpg", 50, 40, {90, 150, 210});
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    const std::vector<float> out = load(dir.path() / "flat.jpg", 12, ImageMode::train, seed);
+    EXPECT_TRUE(ColumnsHaveColor(out, 12, 0, 12, {90, 150, 210})) << "seed " << seed;
+  }
+}
+
+TEST(ImageFolderTransform, TrainIsDeterministicPerSeed) {
+  TempDir dir;
+  const fs::path path = dir.path() / "gradient.jpg";
+  write_gradient(path, 64, 48);
+  EXPECT_EQ(load(path, 16, ImageMode::train, 7), load(path, 16, ImageMode::train, 7));
+  EXPECT_NE(load(path, 16, ImageMode::train, 7), load(path, 16, ImageMode::train, 8));
+}
+
+// Red rises left to right in the file, so it falls in the output iff flipped.
+TEST(ImageFolderTransform, TrainFlipsAboutHalfTheTime) {
+  TempDir dir;
+  const fs::path path = dir.path() / "gradient.jpg";
+  write_gradient(path, 64, 48);
+  constexpr int kSize = 16;
+  constexpr int kSeeds = 40;
+  int flipped = 0;
+  for (std::uint64_t seed = 0; seed < kSeeds; ++seed) {
+    const std::vector<float> out = load(path, kSize, ImageMode::train, seed);
+    float left = 0, right = 0;  // red, first and last columns
+    for (int y = 0; y < kSize; ++y) {
+      left += out[static_cast<std::size_t>(y * kSize)];
+      right += out[static_cast<std::size_t>(y * kSize + kSize - 1)];
+    }
+    ASSERT_NE(left, right) << "seed " << seed;
+    flipped += left > right ? 1 : 0;
+  }
+  EXPECT_GE(flipped, kSeeds / 4);
+  EXPECT_LE(flipped, kSeeds * 3 / 4);
+}
+
+// ---------------------------------------------------------------- loader
+
+std::vector<ImageBatch> drain(ImageFolderLoader& loader) {
+  std::vector<ImageBatch> batches;
+  ImageBatch batch;
+  while (loader.next(batch)) batches.push_back(batch);
+  return batches;
+}
+
+std::vector<ImageBatch> run_epoch(const ImageFolder& folder, const ImageLoaderOptions& options,
+                                  const std::vector<std::uint32_t>& order, std::size_t batch_size,
+                                  std::uint64_t seed) {
+  ImageFolderLoader loader(folder, options);
+  loader.start_epoch(order, batch_size, seed);
+  return drain(loader);
+}
+
+const std::vector<std::uint32_t> kOrder{5, 11, 0, 3, 7, 1, 9, 2, 10, 4, 8, 6, 5};
+
+// Batches of 5, 5 and 3 whose labels follow the order.
+void expect_batches_follow_order(const std::vector<ImageBatch>& batches, const ImageFolder& folder,
+                                 int size) {
+  const std::size_t numel = 3 * static_cast<std::size_t>(size * size);
+  ASSERT_EQ(batches.size(), 3U);
+  std::size_t position = 0;
+  for (const ImageBatch& batch : batches) {
+    ASSERT_EQ(batch.size(), position < 10 ? 5U : 3U);
+    ASSERT_EQ(batch.features.size(), batch.size() * numel);
+    for (const std::int32_t label : batch.labels) {
+      EXPECT_EQ(label, folder.files[kOrder[position++]].label) << "position " << position - 1;
+    }
+  }
+}
+
+TEST(ImageFolderLoader, ValidationBatchesHoldEachSampleOfTheOrderInOrder) {
+  TempDir dir;
+  make_folder(dir.path());
+  const ImageFolder folder = index_image_folder(dir.path());
+  constexpr int kSize = 12;
+  const std::size_t numel = 3 * kSize * kSize;
+  const std::vector<std::pair<std::size_t, std::size_t>> configs{{1, 1}, {3, 2}, {3, 1}};
+  for (const auto& [threads, prefetch] : configs) {
+    SCOPED_TRACE("threads " + std::to_string(threads) + ", prefetch " + std::to_string(prefetch));
+    const std::vector<ImageBatch> batches =
+        run_epoch(folder, {kSize, threads, prefetch, ImageMode::validation}, kOrder, 5, 3);
+    expect_batches_follow_order(batches, folder, kSize);
+    std::size_t position = 0;
+    for (const ImageBatch& batch : batches) {
+      for (std::size_t row = 0; row < batch.size(); ++row) {
+        const std::vector<float> sample(batch.features.begin() + row * numel,
+                                        batch.features.begin() + (row + 1) * numel);
+        EXPECT_EQ(sample,
+                  load(folder.files[kOrder[position]].path, kSize, ImageMode::validation, 0))
+            << "position " << position;
+        ++position;
+      }
+    }
+  }
+}
+
+TEST(ImageFolderLoader, TrainBatchesDependOnSeedButNotOnThreads) {
+  TempDir dir;
+  // Flat images would look the same under every crop. Larger images make it likelier that the
+  // threads, not just the first to wake, share the work.
+  for (const ExpectedFile& file : make_folder(dir.path())) {
+    write_gradient(file.path, 4 * file.width, 4 * file.height);
+  }
+  const ImageFolder folder = index_image_folder(dir.path());
+  constexpr int kSize = 12;
+  const std::vector<ImageBatch> one =
+      run_epoch(folder, {kSize, 1, 1, ImageMode::train}, kOrder, 5, 3);
+  const std::vector<ImageBatch> three =
+      run_epoch(folder, {kSize, 3, 2, ImageMode::train}, kOrder, 5, 3);
+  const std::vector<ImageBatch> reseeded =
+      run_epoch(folder, {kSize, 3, 2, ImageMode::train}, kOrder, 5, 4);
+  expect_batches_follow_order(one, folder, kSize);
+  expect_batches_follow_order(three, folder, kSize);
+  ASSERT_EQ(one.size(), three.size());
+  for (std::size_t b = 0; b < one.size(); ++b) EXPECT_EQ(one[b].features, three[b].features) << b;
+  for (std::size_t b = 0; b < one.size(); ++b)
+    EXPECT_NE(one[b].features, reseeded[b].features) << b;
+}
+
+TEST(ImageFolderLoader, RunsConsecutiveEpochsAndRestartsMidEpoch) {
+  TempDir dir;
+  make_folder(dir.path());
+  const ImageFolder folder = index_image_folder(dir.path());
+  ImageFolderLoader loader(folder, {8, 3, 2, ImageMode::validation});
+  loader.start_epoch(kOrder, 5, 1);
+  const std::vector<ImageBatch> first = drain(loader);
+  ImageBatch batch;
+  EXPECT_FALSE(loader.next(batch));
+
+  loader.start_epoch(kOrder, 5, 1);
+  ASSERT_TRUE(loader.next(batch));
+  loader.start_epoch(kOrder, 5, 1);
+  const std::vector<ImageBatch> restarted = drain(loader);
+  ASSERT_EQ(first.size(), restarted.size());
+  for (std::size_t b = 0; b < first.size(); ++b) {
+    EXPECT_EQ(first[b].features, restarted[b].features) << b;
+    EXPECT_EQ(first[b].labels, restarted[b].labels) << b;
+  }
+}
+
+TEST(ImageFolderLoader, RethrowsABadFileWhenItsBatchIsDue) {
+  TempDir dir;
+  make_folder(dir.path());
+  const fs::path bad = dir.path() / "bee" / "img0.JPG";
+  write_truncated(bad);
+  const ImageFolder folder = index_image_folder(dir.path());
+  ASSERT_EQ(folder.files[5].path, bad);
+  for (const std::size_t threads : {1, 3}) {
+    ImageFolderLoader loader(folder, {8, threads, 2, ImageMode::train});
+    loader.start_epoch(std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}, 2, 1);
+    ImageBatch batch;
+    for (int b = 0; b < 2; ++b) ASSERT_TRUE(loader.next(batch)) << b;
+    EXPECT_TRUE(FailsNaming([&] { loader.next(batch); }, bad));
+    EXPECT_FALSE(loader.next(batch));
+
+    // The loader stays usable.
+    loader.start_epoch(std::vector<std::uint32_t>{0, 6, 7}, 2, 1);
+    EXPECT_EQ(drain(loader).size(), 2U);
+  }
+}
+
+TEST(ImageFolderLoader, StopsMidEpochWithoutHanging) {
+  TempDir dir;
+  make_folder(dir.path());
+  const ImageFolder folder = index_image_folder(dir.path());
+  std::vector<std::uint32_t> order(400);
+  std::iota(order.begin(), order.end(), 0U);
+  for (std::uint32_t& index : order) index %= 12;
+  {
+    ImageFolderLoader loader(folder, {8, 3, 4, ImageMode::train});
+    loader.start_epoch(order, 4, 1);
+    ImageBatch batch;
+    ASSERT_TRUE(loader.next(batch));
+  }
+  {
+    ImageFolderLoader loader(folder, {8, 3, 4, ImageMode::train});
+    loader.start_epoch(order, 4, 1);
+  }
+  ImageFolderLoader idle(folder, {8, 3, 4, ImageMode::train});
+}
+
+TEST(ImageFolderLoader, RejectsBadArguments) {
+  TempDir dir;
+  make_folder(dir.path());
+  const ImageFolder folder = index_image_folder(dir.path());
+  EXPECT_THROW(ImageFolderLoader(folder, {8, 0, 2, ImageMode::train}), std::invalid_argument);
+  EXPECT_THROW(ImageFolderLoader(folder, {8, 1, 0, ImageMode::train}), std::invalid_argument);
+  EXPECT_THROW(ImageFolderLoader(folder, {0, 1, 1, ImageMode::train}), std::invalid_argument);
+  ImageFolderLoader loader(folder, {8, 1, 1, ImageMode::train});
+  EXPECT_THROW(loader.start_epoch(std::vector<std::uint32_t>{0, 12}, 2, 1), std::out_of_range);
+  EXPECT_THROW(loader.start_epoch(std::vector<std::uint32_t>{0}, 0, 1), std::invalid_argument);
+  EXPECT_EQ(loader.sample_shape(), (SampleShape{3, 8, 8}));
+  EXPECT_EQ(loader.folder().size(), 12U);
+}
+
+}  // namespace
+}  // namespace commsgd::data
