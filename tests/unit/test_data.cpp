@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/support/temp_dir.hpp"
 #include "trainer/data/batch.hpp"
 #include "trainer/data/dataset.hpp"
 
@@ -21,31 +21,10 @@ namespace commsgd::data {
 namespace {
 
 namespace fs = std::filesystem;
+
+using commsgd::testing::TempDir;
+
 using Bytes = std::vector<std::uint8_t>;
-
-// A fresh directory per test, removed afterwards even if the test fails.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("commsgd_test_data_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 void write_file(const fs::path& path, std::string_view contents) {
   std::ofstream out(path, std::ios::binary);

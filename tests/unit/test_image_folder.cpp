@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include "tests/support/temp_dir.hpp"
 #include "trainer/data/image_folder.hpp"
 
 // jpeglib.h uses FILE and size_t without including their headers.
@@ -23,6 +23,9 @@ namespace commsgd::data {
 namespace {
 
 namespace fs = std::filesystem;
+
+using commsgd::testing::TempDir;
+
 using Color = std::array<int, 3>;
 // Up to four component values of the pixel at (x, y).
 using PixelFn = std::function<std::array<std::uint8_t, 4>(int x, int y)>;
@@ -31,29 +34,6 @@ constexpr std::array<float, 3> kMean{0.485F, 0.456F, 0.406F};
 constexpr std::array<float, 3> kStd{0.229F, 0.224F, 0.225F};
 // JPEG is lossy: a decoded flat colour may be off by a few levels.
 constexpr int kLevelTolerance = 6;
-
-// A fresh directory per test, removed afterwards even if the test fails.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / ("commsgd_test_image_folder_" + std::to_string(::getpid()) +
-                                         "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Writes a quality-95 JPEG with libjpeg's compressor. components: 1 grayscale,
 // 3 RGB, 4 CMYK (libjpeg marks it Adobe, so values are stored inverted, as
