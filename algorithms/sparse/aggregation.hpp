@@ -25,12 +25,6 @@ class Aggregation {
                         std::vector<std::uint8_t>& applied) = 0;
   // Local: overwrites update (dense, length d) with the U of the last exchange().
   virtual void write_update(std::span<float> update) = 0;
-
-  void aggregate(const kernels::SparseSet& local, std::size_t k, std::span<float> update,
-                 std::vector<std::uint8_t>& applied) {
-    exchange(local, k, applied);
-    write_update(update);
-  }
 };
 
 const std::vector<std::string>& aggregation_names();  // allgather, gtopk
