@@ -20,7 +20,7 @@ using algorithms::StateReader;
 using algorithms::StateWriter;
 
 constexpr std::array<char, 8> kMagic = {'C', 'S', 'G', 'D', 'C', 'K', 'P', 'T'};
-constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::uint32_t kFormatVersion = 2;
 
 std::uint32_t crc32_of(std::span<const std::byte> bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -109,6 +109,7 @@ void write_rank_checkpoint(const fs::path& checkpoint, const RankCheckpoint& s) 
   out.write(std::span<const float>(s.params));
   out.write(std::span<const float>(s.buffers));
   out.write(std::span<const float>(s.momentum));
+  out.write(std::span<const float>(s.model_state));
   out.write(s.augment_rng);
   out.write(s.train_sums);
   out.write(std::span<const std::byte>(s.torch_rng));
@@ -158,6 +159,7 @@ RankCheckpoint read_rank_checkpoint(const fs::path& checkpoint, int rank) {
     in_state.read(s.params);
     in_state.read(s.buffers);
     in_state.read(s.momentum);
+    in_state.read(s.model_state);
     s.augment_rng = in_state.read<std::uint64_t>();
     s.train_sums = in_state.read<std::array<double, 3>>();
     s.torch_rng = in_state.read_bytes();

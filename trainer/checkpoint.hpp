@@ -35,6 +35,7 @@ struct RankCheckpoint {
   std::uint64_t options_hash = 0;  // of the options that change what is computed
   TrainingPosition position;
   std::vector<float> params, buffers, momentum;
+  std::vector<float> model_state;  // what a language model carries between batches
   std::uint64_t augment_rng = 0;
   std::array<double, 3> train_sums{};  // the epoch's loss, correct and samples so far
   std::vector<std::byte> torch_rng;    // LibTorch's CPU generator (dropout)

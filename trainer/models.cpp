@@ -292,6 +292,73 @@ class AlexNet final : public Model {
   nn::Sequential features_, classifier_;
 };
 
+// The word-level language model of PyTorch's word_language_model example, as the gTop-k paper
+// trains it on PTB: embedding, a stacked LSTM, and a linear layer to the vocabulary, with dropout
+// between them. Tied, the output layer is the embedding matrix itself plus a bias of its own, so
+// the matrix is one parameter (and one slice of the flat gradient), not two copies kept equal.
+class LstmLanguageModel final : public Model {
+ public:
+  LstmLanguageModel(int vocabulary, const LstmSpec& spec)
+      : spec_(spec),
+        embedding_(vocabulary, spec.hidden),
+        lstm_(nn::LSTMOptions(spec.hidden, spec.hidden)
+                  .num_layers(spec.layers)
+                  .dropout(spec.layers > 1 ? spec.dropout : 0.0)),
+        dropout_(spec.dropout) {
+    register_module("embedding", embedding_);
+    register_module("lstm", lstm_);
+    register_module("dropout", dropout_);
+    nn::init::uniform_(embedding_->weight, -0.1, 0.1);
+    if (spec.tied) {
+      output_bias_ = register_parameter("output_bias", torch::zeros({vocabulary}));
+    } else {
+      output_ = register_module("output", nn::Linear(spec.hidden, vocabulary));
+      nn::init::uniform_(output_->weight, -0.1, 0.1);
+      nn::init::zeros_(output_->bias);
+    }
+  }
+
+  torch::Tensor forward(torch::Tensor tokens) override {
+    const std::int64_t streams = tokens.size(1);
+    if (!state_ || std::get<0>(*state_).size(1) != streams) {
+      const torch::Tensor zeros = torch::zeros({spec_.layers, streams, spec_.hidden});
+      state_ = {zeros, zeros.clone()};
+    }
+    auto [output, state] = lstm_->forward(dropout_(embedding_(tokens)), *state_);
+    // Truncated BPTT: the next batch starts from this state, but no gradient flows back into it.
+    state_ = {std::get<0>(state).detach(), std::get<1>(state).detach()};
+    output = dropout_(output).flatten(0, 1);
+    return spec_.tied ? F::linear(output, embedding_->weight, output_bias_) : output_(output);
+  }
+
+  void reset_state() override { state_.reset(); }
+
+  std::vector<float> state() const override {
+    if (!state_) return {};
+    const torch::Tensor both =
+        torch::cat({std::get<0>(*state_).flatten(), std::get<1>(*state_).flatten()}).contiguous();
+    return {both.data_ptr<float>(), both.data_ptr<float>() + both.numel()};
+  }
+
+  void set_state(std::span<const float> values) override {
+    if (values.empty()) return reset_state();
+    const auto per_stream = static_cast<std::int64_t>(2 * spec_.layers * spec_.hidden);
+    const auto streams = static_cast<std::int64_t>(values.size()) / per_stream;
+    const torch::Tensor both = torch::tensor(std::vector<float>(values.begin(), values.end()))
+                                   .view({2, spec_.layers, streams, spec_.hidden});
+    state_ = {both[0].clone(), both[1].clone()};
+  }
+
+ private:
+  const LstmSpec spec_;
+  nn::Embedding embedding_;
+  nn::LSTM lstm_;
+  nn::Dropout dropout_;
+  nn::Linear output_{nullptr};                                     // untied only
+  torch::Tensor output_bias_;                                      // tied only
+  std::optional<std::tuple<torch::Tensor, torch::Tensor>> state_;  // (h, c), [layers, B, hidden]
+};
+
 void require_size(const ModelSpec& spec, int min_side) {
   if (spec.height < min_side || spec.width < min_side) {
     throw UsageError("--model " + spec.name + " needs inputs of at least " +
@@ -329,6 +396,7 @@ std::shared_ptr<Model> make_model(const ModelSpec& spec) {
     require_size(spec, 63);  // the smallest side its three max-pools leave at least 1×1
     return std::make_shared<AlexNet>(spec.channels, spec.classes);
   }
+  if (spec.name == "lstm") return std::make_shared<LstmLanguageModel>(spec.classes, spec.lstm);
   throw UsageError("--model: unknown model '" + spec.name + "'");
 }
 

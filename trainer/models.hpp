@@ -4,22 +4,40 @@
 #include <torch/types.h>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace commsgd::trainer {
 
-// Every model maps a batch [N, C, H, W] to logits [N, classes].
+// Every model maps a batch to logits [N, classes]: an image classifier a batch [N, C, H, W], a
+// language model a batch of token ids [T, B] (sequence first) to one row per token, N = T·B.
 class Model : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor x) = 0;
+
+  // A model that carries state from one batch to the next (a language model's recurrent state,
+  // for truncated back-propagation through time) starts afresh after reset_state(), and hands the
+  // state out and back for checkpoints. Classifiers have none.
+  virtual void reset_state() {}
+  virtual std::vector<float> state() const { return {}; }
+  virtual void set_state(std::span<const float> /*state*/) {}
+};
+
+struct LstmSpec {
+  int hidden = 1500;  // also the embedding width
+  int layers = 2;
+  double dropout = 0.65;
+  bool tied = true;  // the output layer uses the embedding matrix (Press & Wolf, 2017)
 };
 
 struct ModelSpec {
-  std::string name;  // mlp | lenet | resnet20 | resnet32 | resnet56 | vgg16 | resnet50 | alexnet
+  // mlp | lenet | resnet20 | resnet32 | resnet56 | vgg16 | resnet50 | alexnet | lstm
+  std::string name;
   int channels = 1, height = 1, width = 1;
-  int classes = 10;
+  int classes = 10;  // the vocabulary's size for lstm
   std::vector<int> mlp_hidden = {128};
+  LstmSpec lstm;
 };
 
 // Throws UsageError when the model cannot take the input shape (e.g. vgg16 on 8×8 images).

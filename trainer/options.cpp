@@ -129,21 +129,43 @@ void add_options(CLI::App& app, Options& o) {
 
   const std::string model = "Model";
   app.add_option("--model", o.model, "Network to train")
-      ->check(CLI::IsMember(
-          {"mlp", "lenet", "resnet20", "resnet32", "resnet56", "vgg16", "resnet50", "alexnet"}))
+      ->check(CLI::IsMember({"mlp", "lenet", "resnet20", "resnet32", "resnet56", "vgg16",
+                             "resnet50", "alexnet", "lstm"}))
       ->group(model);
   app.add_option("--mlp-hidden", o.mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
       ->delimiter(',')
+      ->check(kPositive)
+      ->group(model);
+  app.add_option("--lstm-hidden", o.lstm_hidden,
+                 "lstm: width of the embedding and of each LSTM layer")
+      ->check(kPositive)
+      ->group(model);
+  app.add_option("--lstm-layers", o.lstm_layers, "lstm: stacked LSTM layers")
+      ->check(kPositive)
+      ->group(model);
+  app.add_option("--lstm-dropout", o.lstm_dropout,
+                 "lstm: dropout after the embedding, between layers and before the output")
+      ->check(CLI::Range(0.0, 0.99))
+      ->group(model);
+  app.add_flag("--untie-embeddings", o.untie_embeddings,
+               "lstm: an output layer of its own instead of the embedding matrix")
+      ->group(model);
+  app.add_option("--bptt", o.bptt,
+                 "lstm: tokens per stream in one iteration (truncated back-propagation through "
+                 "time); --batch-size is the number of streams")
       ->check(kPositive)
       ->group(model);
 
   const std::string data = "Data";
   app.add_option("--dataset", o.dataset,
                  "cifar10 (binary batches dir), mnist (IDX dir), csv (features..., label), "
-                 "synthetic (generated, learnable)")
-      ->check(CLI::IsMember({"cifar10", "mnist", "csv", "synthetic"}))
+                 "synthetic (generated, learnable), image-folder (ImageNet-style JPEG class "
+                 "directories, decoded per batch), ptb (word-level text, for --model lstm)")
+      ->check(CLI::IsMember({"cifar10", "mnist", "csv", "synthetic", "image-folder", "ptb"}))
       ->group(data);
-  app.add_option("--data-path", o.data_path, "Directory (cifar10, mnist) or file (csv, .csv.gz)")
+  app.add_option("--data-path", o.data_path,
+                 "Directory (cifar10, mnist; image-folder: the one holding train/ and val/; ptb: "
+                 "the one holding ptb.train.txt and ptb.valid.txt) or file (csv, .csv.gz)")
       ->group(data);
   app.add_option("--csv-shape", o.csv_shape, "C,H,W of each csv row's features, to feed a CNN")
       ->delimiter(',')
@@ -176,9 +198,19 @@ void add_options(CLI::App& app, Options& o) {
                "Feed raw pixel/feature values (default: standardize)")
       ->group(data);
   app.add_option("--augment", o.augment,
-                 "Random crop (pad 4) and horizontal flip of training images; auto: on for "
-                 "cifar10")
+                 "Random crop (pad 4) and horizontal flip of training images (image-folder: "
+                 "random-resized crop and flip; off: the validation resize and centre crop); "
+                 "auto: on for cifar10 and image-folder")
       ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->group(data);
+  app.add_option("--image-size", o.image_size,
+                 "image-folder: side of the square images fed to the model (0: 224)")
+      ->check(kNonNegative)
+      ->group(data);
+  app.add_option("--loader-threads", o.loader_threads,
+                 "image-folder: JPEG decoding threads per rank (0: the node's cores divided "
+                 "among its ranks)")
+      ->check(kNonNegative)
       ->group(data);
 
   const std::string opt = "Optimization";
@@ -329,6 +361,12 @@ void validate(const Options& o) {
   if (!o.csv_shape.empty() && o.dataset != "csv") {
     throw UsageError("--csv-shape applies to --dataset csv only");
   }
+  if ((o.model == "lstm") != (o.dataset == "ptb")) {
+    throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");
+  }
+  if ((o.image_size != 0 || o.loader_threads != 0) && o.dataset != "image-folder") {
+    throw UsageError("--image-size and --loader-threads apply to --dataset image-folder only");
+  }
   if (o.checkpoint_dir.empty()) {
     if (o.checkpoint_every > 0) throw UsageError("--checkpoint-every needs --checkpoint-dir");
     if (o.checkpoint_every_steps > 0) {
@@ -349,9 +387,9 @@ void validate(const Options& o) {
 
 std::uint64_t computation_hash(const Options& o) {
   nlohmann::json computed = o;
-  for (const char* key :
-       {"checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "resume", "db", "db_dir",
-        "network", "dump_params", "quiet", "threads", "barrier_before_communicate"}) {
+  for (const char* key : {"checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "resume",
+                          "db", "db_dir", "network", "dump_params", "quiet", "threads",
+                          "loader_threads", "barrier_before_communicate"}) {
     computed.erase(key);
   }
   return stable_hash(computed.dump());

@@ -46,6 +46,11 @@ struct Options {
   // Model
   std::string model = "mlp";
   std::vector<int> mlp_hidden = {128};
+  int lstm_hidden = 1500;
+  int lstm_layers = 2;
+  double lstm_dropout = 0.65;
+  bool untie_embeddings = false;
+  int bptt = 35;  // language models: tokens per stream per iteration
   // Data
   std::string dataset = "synthetic";
   std::string data_path;
@@ -58,6 +63,8 @@ struct Options {
   long synthetic_val = 512;
   bool no_normalize = false;
   std::string augment = "auto";
+  int image_size = 0;      // image-folder: 0 means 224
+  int loader_threads = 0;  // image-folder: 0 means the node's cores divided among its ranks
   // Optimization
   int batch_size = 32;
   double lr = 0.1;
@@ -90,12 +97,13 @@ struct Options {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     Options, algo, epochs, max_steps, seed, threads, bucket_mb, wire_dtype, density,
     density_schedule, selector, aggregation, no_error_feedback, topology, peers_per_iter,
-    max_staleness, comm_timeout, model, mlp_hidden, dataset, data_path, csv_shape, val_fraction,
-    val_split, synthetic_shape, synthetic_classes, synthetic_train, synthetic_val, no_normalize,
-    augment, batch_size, lr, momentum, nesterov, weight_decay, lr_schedule, warmup_epochs, scale_lr,
-    clip_grad_norm, on_nonfinite, eval_batch_size, db, db_dir, log_every, grad_stats_every,
-    barrier_before_communicate, network, emulate_link_mbps, dump_params, quiet, checkpoint_dir,
-    checkpoint_every, checkpoint_every_steps, resume)
+    max_staleness, comm_timeout, model, mlp_hidden, lstm_hidden, lstm_layers, lstm_dropout,
+    untie_embeddings, bptt, dataset, data_path, csv_shape, val_fraction, val_split, synthetic_shape,
+    synthetic_classes, synthetic_train, synthetic_val, no_normalize, augment, image_size,
+    loader_threads, batch_size, lr, momentum, nesterov, weight_decay, lr_schedule, warmup_epochs,
+    scale_lr, clip_grad_norm, on_nonfinite, eval_batch_size, db, db_dir, log_every,
+    grad_stats_every, barrier_before_communicate, network, emulate_link_mbps, dump_params, quiet,
+    checkpoint_dir, checkpoint_every, checkpoint_every_steps, resume)
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);

@@ -16,7 +16,7 @@
 #include "kernels/sgd.hpp"
 #include "kernels/vector_ops.hpp"
 #include "trainer/checkpoint.hpp"
-#include "trainer/data/batch.hpp"
+#include "trainer/data/batch_reader.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/sampler.hpp"
 #include "trainer/flat_parameters.hpp"
@@ -47,6 +47,7 @@ data::DatasetOptions dataset_options(const Options& o) {
   d.synthetic_val = static_cast<std::size_t>(o.synthetic_val);
   d.seed = o.seed;
   d.normalize = !o.no_normalize;
+  d.image_size = o.image_size > 0 ? o.image_size : 224;
   return d;
 }
 
@@ -58,49 +59,26 @@ std::filesystem::path database_path(const Options& o, const std::string& run_id)
 struct Evaluation {
   double loss = 0, top1 = 0;
   std::optional<double> top5;
+  std::optional<double> perplexity;  // language models
 };
 
-// Each rank scores the validation samples i ≡ rank (mod P); the sums are combined, so every
-// sample counts exactly once whatever P is.
-Evaluation evaluate(Model& model, const data::Dataset& ds, int batch_size,
-                    comm::Communicator& comm) {
-  const torch::NoGradGuard no_grad;
-  model.eval();
-  const data::SampleShape& shape = ds.shape;
-  std::vector<std::uint32_t> indices;
-  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < ds.validation.size();
-       i += static_cast<std::size_t>(comm.size())) {
-    indices.push_back(static_cast<std::uint32_t>(i));
-  }
-  const bool has_top5 = ds.num_classes > 5;
-  std::array<double, 4> sums{};  // loss, top-1 hits, top-5 hits, samples
-  std::vector<float> features;
-  std::vector<std::int64_t> labels;
-  std::uint64_t unused_rng = 0;
-  for (std::size_t begin = 0; begin < indices.size();
-       begin += static_cast<std::size_t>(batch_size)) {
-    const auto batch = std::span(indices).subspan(
-        begin, std::min<std::size_t>(static_cast<std::size_t>(batch_size), indices.size() - begin));
-    features.resize(batch.size() * shape.numel());
-    labels.resize(batch.size());
-    data::gather_batch(ds.validation, shape, batch, features, labels, {}, unused_rng);
-    const auto n = static_cast<std::int64_t>(batch.size());
-    const torch::Tensor x =
-        torch::from_blob(features.data(), {n, shape.channels, shape.height, shape.width});
-    const torch::Tensor y = torch::from_blob(labels.data(), {n}, torch::kInt64);
-    const torch::Tensor logits = model.forward(x);
-    sums[0] +=
-        torch::nn::functional::cross_entropy(
-            logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-            .item<double>();
-    const torch::Tensor top = std::get<1>(logits.topk(has_top5 ? 5 : 1, 1));
-    const torch::Tensor hits = top.eq(y.unsqueeze(1));
-    sums[1] += hits.select(1, 0).sum().item<double>();
-    if (has_top5) sums[2] += hits.any(1).sum().item<double>();
-    sums[3] += static_cast<double>(n);
-  }
+// Sums for an evaluation: loss, top-1 hits, top-5 hits, rows scored.
+using EvaluationSums = std::array<double, 4>;
+
+void score(const torch::Tensor& logits, const torch::Tensor& y, bool has_top5,
+           EvaluationSums& sums) {
+  sums[0] += torch::nn::functional::cross_entropy(
+                 logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                 .item<double>();
+  const torch::Tensor top = std::get<1>(logits.topk(has_top5 ? 5 : 1, 1));
+  const torch::Tensor hits = top.eq(y.unsqueeze(1));
+  sums[1] += hits.select(1, 0).sum().item<double>();
+  if (has_top5) sums[2] += hits.any(1).sum().item<double>();
+  sums[3] += static_cast<double>(y.numel());
+}
+
+Evaluation combine(EvaluationSums sums, bool has_top5, comm::Communicator& comm) {
   comm.allreduce(std::span(sums), comm::ReduceOp::sum);
-  model.train();
   Evaluation e;
   e.loss = sums[0] / sums[3];
   e.top1 = sums[1] / sums[3];
@@ -108,22 +86,106 @@ Evaluation evaluate(Model& model, const data::Dataset& ds, int batch_size,
   return e;
 }
 
+// Each rank scores the validation samples i ≡ rank (mod P); the sums are combined, so every
+// sample counts exactly once whatever P is.
+Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, const data::Dataset& ds,
+                               int batch_size, comm::Communicator& comm) {
+  const data::SampleShape& shape = ds.shape;
+  std::vector<std::uint32_t> indices;
+  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < ds.validation_size();
+       i += static_cast<std::size_t>(comm.size())) {
+    indices.push_back(static_cast<std::uint32_t>(i));
+  }
+  const auto b = static_cast<std::size_t>(batch_size);
+  validation.begin_epoch(indices, b, 0);
+  const bool has_top5 = ds.num_classes > 5;
+  EvaluationSums sums{};
+  std::vector<float> features;
+  std::vector<std::int64_t> labels;
+  for (std::size_t first = 0; first < indices.size(); first += b) {
+    const std::size_t count = std::min(b, indices.size() - first);
+    features.resize(count * shape.numel());
+    labels.resize(count);
+    validation.read(first, count, features, labels);
+    const auto n = static_cast<std::int64_t>(count);
+    const torch::Tensor x =
+        torch::from_blob(features.data(), {n, shape.channels, shape.height, shape.width});
+    score(model.forward(x), torch::from_blob(labels.data(), {n}, torch::kInt64), has_top5, sums);
+  }
+  return combine(sums, has_top5, comm);
+}
+
+// Each rank reads its contiguous share of the validation text as streams, from a fresh state;
+// every token is scored once. Perplexity is exp of the mean loss per token.
+Evaluation evaluate_language_model(Model& model, const data::TokenStreams& validation,
+                                   comm::Communicator& comm) {
+  model.reset_state();
+  EvaluationSums sums{};
+  std::vector<std::int64_t> tokens, targets;
+  for (std::size_t batch = 0; batch < validation.batches(); ++batch) {
+    const std::size_t rows = validation.rows(batch);
+    tokens.resize(rows * validation.streams());
+    targets.resize(tokens.size());
+    validation.read(batch, tokens, targets);
+    const auto shape = {static_cast<std::int64_t>(rows),
+                        static_cast<std::int64_t>(validation.streams())};
+    score(model.forward(torch::from_blob(tokens.data(), shape, torch::kInt64)),
+          torch::from_blob(targets.data(), {static_cast<std::int64_t>(targets.size())},
+                           torch::kInt64),
+          true, sums);
+  }
+  model.reset_state();
+  Evaluation e = combine(sums, true, comm);
+  e.perplexity = std::exp(e.loss);
+  return e;
+}
+
 // Evaluates what the algorithm says is the model (for gossip algorithms the consensus average,
 // which it may hold in a buffer of its own), leaving the local parameters as they were.
+template <class Evaluate>
 Evaluation evaluate_model(Model& model, FlatParameters& flat, algorithms::Algorithm& algorithm,
-                          const data::Dataset& ds, int batch_size, comm::Communicator& comm) {
+                          Evaluate&& evaluate) {
+  const torch::NoGradGuard no_grad;
+  model.eval();
   const std::span<float> params = flat.params();
   const std::span<const float> evaluated = algorithm.model_for_evaluation(params);
-  if (evaluated.data() == params.data()) return evaluate(model, ds, batch_size, comm);
-  const std::vector<float> local(params.begin(), params.end());
-  std::copy(evaluated.begin(), evaluated.end(), params.begin());
-  const Evaluation e = evaluate(model, ds, batch_size, comm);
-  std::copy(local.begin(), local.end(), params.begin());
+  std::vector<float> local;
+  if (evaluated.data() != params.data()) {
+    local.assign(params.begin(), params.end());
+    std::copy(evaluated.begin(), evaluated.end(), params.begin());
+  }
+  const Evaluation e = evaluate();
+  if (!local.empty()) std::copy(local.begin(), local.end(), params.begin());
+  model.train();
   return e;
 }
 
 bool augment_enabled(const Options& o) {
-  return o.augment == "on" || (o.augment == "auto" && o.dataset == "cifar10");
+  return o.augment == "on" ||
+         (o.augment == "auto" && (o.dataset == "cifar10" || o.dataset == "image-folder"));
+}
+
+// Images are decoded by a prefetching loader, every other data set is gathered from memory.
+// Training batches are augmented as --augment says; with an image folder that is torchvision's
+// random-resized crop and flip, and without it the validation transform.
+std::unique_ptr<data::BatchReader> make_reader(const Options& o, const data::Dataset& ds,
+                                               bool training, int rank,
+                                               std::size_t loader_threads) {
+  const bool augment = training && augment_enabled(o);
+  const std::uint64_t rng_state = o.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(rank);
+  const std::optional<data::ImageFolder>& images =
+      training ? ds.train_images : ds.validation_images;
+  if (images) {
+    const data::ImageLoaderOptions loader{
+        .output_size = ds.shape.height,
+        .threads = loader_threads,
+        .prefetch = 2,
+        .mode = augment ? data::ImageMode::train : data::ImageMode::validation};
+    return std::make_unique<data::BatchReader>(*images, loader, rng_state);
+  }
+  return std::make_unique<data::BatchReader>(
+      training ? ds.train : ds.validation, ds.shape,
+      data::Augmentation{.random_crop = augment, .horizontal_flip = augment}, rng_state);
 }
 
 void write_params(const std::string& path, std::span<const float> params) {
@@ -153,9 +215,11 @@ void set_torch_rng_state(std::span<const std::byte> bytes) {
 // Everything a run needs, built identically on every rank before training starts.
 struct Setup {
   data::Dataset dataset;
+  std::size_t loader_threads = 1;  // image-folder: decoding threads per batch reader
   std::shared_ptr<Model> model;
   std::unique_ptr<FlatParameters> flat;
-  std::unique_ptr<data::DistributedSampler> sampler;
+  std::unique_ptr<data::DistributedSampler> sampler;                    // classifiers
+  std::optional<data::TokenStreams> train_streams, validation_streams;  // language models
   std::unique_ptr<algorithms::Algorithm> algorithm;
   long iterations_per_epoch = 0;
   std::optional<record::RunDatabase> db;  // rank 0 only
@@ -164,32 +228,61 @@ struct Setup {
 
 Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
   Setup s;
-  const int threads = o.threads > 0
-                          ? o.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                                            std::max(1, where.local_size));
-  at::set_num_threads(threads);
+  const int cores_per_rank = std::max(
+      1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, where.local_size));
+  at::set_num_threads(o.threads > 0 ? o.threads : cores_per_rank);
 
   s.dataset = data::load_dataset(dataset_options(o));
+  s.loader_threads =
+      static_cast<std::size_t>(o.loader_threads > 0 ? o.loader_threads : cores_per_rank);
   torch::manual_seed(o.seed);
   ModelSpec spec{o.model,
                  s.dataset.shape.channels,
                  s.dataset.shape.height,
                  s.dataset.shape.width,
                  s.dataset.num_classes,
-                 o.mlp_hidden};
+                 o.mlp_hidden,
+                 {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings}};
   s.model = make_model(spec);
   s.flat = std::make_unique<FlatParameters>(*s.model);
 
-  s.sampler = std::make_unique<data::DistributedSampler>(s.dataset.train.size(), comm.rank(),
-                                                         comm.size(), o.seed);
-  if (static_cast<std::size_t>(o.batch_size) > s.sampler->shard_size()) {
-    throw UsageError(
-        fmt::format("--batch-size {} is larger than each worker's shard of the "
-                    "training set ({} samples over {} workers = {})",
-                    o.batch_size, s.dataset.train.size(), comm.size(), s.sampler->shard_size()));
+  if (s.dataset.text) {
+    const auto share = [&](std::size_t tokens) {
+      return tokens / static_cast<std::size_t>(comm.size());
+    };
+    for (const auto& [option, streams, tokens] :
+         {std::tuple{"--batch-size", o.batch_size, s.dataset.train_size()},
+          std::tuple{"--eval-batch-size", o.eval_batch_size, s.dataset.validation_size()}}) {
+      if (share(tokens) / static_cast<std::size_t>(streams) < 2) {
+        throw UsageError(fmt::format(
+            "{} {}: the text ({} tokens over {} workers) is too short for that many streams",
+            option, streams, tokens, comm.size()));
+      }
+    }
+    s.train_streams.emplace(s.dataset.text->train, comm.rank(), comm.size(),
+                            static_cast<std::size_t>(o.batch_size),
+                            static_cast<std::size_t>(o.bptt));
+    s.validation_streams.emplace(s.dataset.text->validation, comm.rank(), comm.size(),
+                                 static_cast<std::size_t>(o.eval_batch_size),
+                                 static_cast<std::size_t>(o.bptt));
+    s.iterations_per_epoch = static_cast<long>(s.train_streams->full_batches());
+    if (s.iterations_per_epoch == 0) {
+      throw UsageError(fmt::format(
+          "--bptt {} is longer than each worker's streams of the training text ({} tokens over "
+          "{} workers and --batch-size {} streams)",
+          o.bptt, s.dataset.train_size(), comm.size(), o.batch_size));
+    }
+  } else {
+    s.sampler = std::make_unique<data::DistributedSampler>(s.dataset.train_size(), comm.rank(),
+                                                           comm.size(), o.seed);
+    if (static_cast<std::size_t>(o.batch_size) > s.sampler->shard_size()) {
+      throw UsageError(
+          fmt::format("--batch-size {} is larger than each worker's shard of the "
+                      "training set ({} samples over {} workers = {})",
+                      o.batch_size, s.dataset.train_size(), comm.size(), s.sampler->shard_size()));
+    }
+    s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
   }
-  s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
   s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
   if (s.algorithm->overlaps_backward()) {
     algorithms::Algorithm* algorithm = s.algorithm.get();
@@ -274,16 +367,24 @@ class TrainingLoop {
                                  s.iterations_per_epoch)),
         schedule_(o.lr * (o.scale_lr ? comm.size() : 1),
                   algorithms::parse_epoch_values(o.lr_schedule), o.warmup_epochs),
-        augmentation_{.random_crop = augment_enabled(o), .horizontal_flip = augment_enabled(o)},
         progress_(rank0_ && !o.quiet, epochs_, total_iterations_),
-        features_(static_cast<std::size_t>(o.batch_size) * s.dataset.shape.numel()),
-        labels_(static_cast<std::size_t>(o.batch_size)),
-        momentum_(s.flat->params().size(), 0.0f),
-        augment_rng_(o.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(comm.rank())) {
-    const data::SampleShape& shape = s.dataset.shape;
+        momentum_(s.flat->params().size(), 0.0f) {
     const auto b = static_cast<std::int64_t>(o.batch_size);
-    x_ = torch::from_blob(features_.data(), {b, shape.channels, shape.height, shape.width});
-    y_ = torch::from_blob(labels_.data(), {b}, torch::kInt64);
+    if (s.train_streams) {
+      const auto bptt = static_cast<std::int64_t>(o.bptt);
+      tokens_.resize(static_cast<std::size_t>(bptt * b));
+      labels_.resize(tokens_.size());
+      x_ = torch::from_blob(tokens_.data(), {bptt, b}, torch::kInt64);
+    } else {
+      train_reader_ = make_reader(o, s.dataset, true, comm.rank(), s.loader_threads);
+      validation_reader_ = make_reader(o, s.dataset, false, comm.rank(), s.loader_threads);
+      const data::SampleShape& shape = s.dataset.shape;
+      features_.resize(static_cast<std::size_t>(b) * shape.numel());
+      labels_.resize(static_cast<std::size_t>(b));
+      x_ = torch::from_blob(features_.data(), {b, shape.channels, shape.height, shape.width});
+    }
+    y_ = torch::from_blob(labels_.data(), {static_cast<std::int64_t>(labels_.size())},
+                          torch::kInt64);
     if (resumed != nullptr) {
       start_ = resumed->position;
       last_checkpoint_step_ = start_.step;
@@ -291,7 +392,8 @@ class TrainingLoop {
         throw CheckpointError("checkpoint: the optimizer state has another size");
       }
       momentum_ = resumed->momentum;
-      augment_rng_ = resumed->augment_rng;
+      if (train_reader_) train_reader_->set_rng_state(resumed->augment_rng);
+      s.model->set_state(resumed->model_state);
       train_sums_ = resumed->train_sums;
     }
   }
@@ -301,21 +403,23 @@ class TrainingLoop {
     long iteration = start_.step;
     Evaluation eval;
     for (int epoch = start_.epoch; epoch < epochs_; ++epoch) {
-      const std::vector<std::uint32_t> order = s_.sampler->epoch_indices(epoch);
+      const long first_iteration = epoch == start_.epoch ? start_.iteration_in_epoch : 0;
+      if (train_reader_) {
+        train_reader_->begin_epoch(s_.sampler->epoch_indices(epoch),
+                                   static_cast<std::size_t>(o_.batch_size), epoch);
+      }
+      if (first_iteration == 0) s_.model->reset_state();
       const double epoch_start = clock_.seconds();
       // Each rank's share this epoch (ranks out of lockstep may run more or fewer).
       const long iterations =
           std::min(s_.iterations_per_epoch, total_iterations_ - epoch * s_.iterations_per_epoch);
-      const auto b = static_cast<std::size_t>(o_.batch_size);
       s_.algorithm->begin_epoch(epoch);
       const bool lockstep = s_.algorithm->lockstep();
-      const long first_iteration = epoch == start_.epoch ? start_.iteration_in_epoch : 0;
       for (long i = first_iteration; s_.algorithm->next_iteration(i, iterations);
            ++i, ++iteration) {
         result.iteration_starts.push_back(clock_.seconds());
         // A rank that runs more than its share (adpsgd) goes round its shard again.
-        const auto first = static_cast<std::size_t>(i % s_.iterations_per_epoch) * b;
-        metrics_.add(step(epoch, iteration, std::span(order).subspan(first, b)));
+        metrics_.add(step(epoch, iteration, i % s_.iterations_per_epoch));
         if ((iteration + 1) % o_.log_every == 0 || (lockstep && i + 1 == iterations)) {
           metrics_.close_window(iteration);
           if (lockstep) {
@@ -409,7 +513,8 @@ class TrainingLoop {
     c.params.assign(s_.flat->params().begin(), s_.flat->params().end());
     c.buffers.assign(s_.flat->buffers().begin(), s_.flat->buffers().end());
     c.momentum = momentum_;
-    c.augment_rng = augment_rng_;
+    c.model_state = s_.model->state();
+    c.augment_rng = train_reader_ ? train_reader_->rng_state() : 0;
     c.train_sums = train_sums_;
     c.torch_rng = torch_rng_state();
     algorithms::StateWriter state;
@@ -434,15 +539,20 @@ class TrainingLoop {
   }
 
   // One iteration: batch, forward and backward, the algorithm's synchronization, the update.
-  IterationSample step(int epoch, long iteration, std::span<const std::uint32_t> batch) {
+  // `batch`: which of this rank's batches of the epoch.
+  IterationSample step(int epoch, long iteration, long batch) {
     FlatParameters& flat = *s_.flat;
     algorithms::Algorithm& algorithm = *s_.algorithm;
     IterationSample sample;
     const algorithms::AlgorithmStats before = algorithm.stats();
     Stopwatch phase, whole;
 
-    data::gather_batch(s_.dataset.train, s_.dataset.shape, batch, features_, labels_, augmentation_,
-                       augment_rng_);
+    if (s_.train_streams) {
+      s_.train_streams->read(static_cast<std::size_t>(batch), tokens_, labels_);
+    } else {
+      const auto b = static_cast<std::size_t>(o_.batch_size);
+      train_reader_->read(static_cast<std::size_t>(batch) * b, b, features_, labels_);
+    }
     sample.data_s = phase.restart();
 
     flat.zero_grads();
@@ -467,9 +577,10 @@ class TrainingLoop {
       skipped(what + ": this rank's batch is left out");
       flat.zero_grads();
     } else {
-      train_sums_[0] += sample.loss * static_cast<double>(batch.size());
+      const auto rows = static_cast<double>(labels_.size());  // samples, or tokens
+      train_sums_[0] += sample.loss * rows;
       train_sums_[1] += logits.argmax(1).eq(y_).sum().item<double>();
-      train_sums_[2] += static_cast<double>(batch.size());
+      train_sums_[2] += rows;
     }
     sample.forward_backward_s = phase.restart();
 
@@ -517,8 +628,12 @@ class TrainingLoop {
   Evaluation end_epoch(int epoch, long iterations_done, double samples_per_second) {
     comm_.allreduce(std::span(train_sums_), comm::ReduceOp::sum);
     comm_.broadcast(s_.flat->buffers(), 0);  // evaluate rank 0's batch-norm statistics everywhere
-    const Evaluation eval =
-        evaluate_model(*s_.model, *s_.flat, *s_.algorithm, s_.dataset, o_.eval_batch_size, comm_);
+    const Evaluation eval = evaluate_model(*s_.model, *s_.flat, *s_.algorithm, [&] {
+      return s_.validation_streams
+                 ? evaluate_language_model(*s_.model, *s_.validation_streams, comm_)
+                 : evaluate_classifier(*s_.model, *validation_reader_, s_.dataset,
+                                       o_.eval_batch_size, comm_);
+    });
     const EpochReport report{epoch,
                              train_sums_[0] / train_sums_[2],
                              train_sums_[1] / train_sums_[2],
@@ -536,6 +651,7 @@ class TrainingLoop {
       row.val_loss = eval.loss;
       row.val_top1 = eval.top1;
       row.val_top5 = eval.top5;
+      row.val_perplexity = eval.perplexity;
       row.consensus_distance = s_.algorithm->consensus_distance();
       row.wall_seconds = run_seconds();
       flush_steps();
@@ -564,17 +680,19 @@ class TrainingLoop {
   const long total_iterations_;
   const int epochs_;
   const LrSchedule schedule_;
-  const data::Augmentation augmentation_;
   Progress progress_;
   StepMetrics metrics_;
   std::vector<record::StepRow> pending_steps_;
   std::vector<record::GradStatsRow> pending_grad_stats_;  // rank 0's, the only one measuring
-  std::array<double, 3> train_sums_{};  // loss·samples, correct, samples in this epoch
-  std::vector<float> features_;
-  std::vector<std::int64_t> labels_;
-  torch::Tensor x_, y_;  // views of features_ and labels_
+  std::array<double, 3> train_sums_{};  // loss·rows, correct, rows (samples or tokens) this epoch
+  std::vector<float> features_;         // classifiers
+  std::vector<std::int64_t> tokens_;    // language models
+  std::vector<std::int64_t> labels_;    // classes, or the next tokens
+  torch::Tensor x_, y_;                 // views of features_ or tokens_, and of labels_
+  // Classifiers'. They read s_.dataset in place, so they live here, once Setup has its final
+  // address.
+  std::unique_ptr<data::BatchReader> train_reader_, validation_reader_;
   std::vector<float> momentum_;
-  std::uint64_t augment_rng_;
   const Stopwatch clock_;
   double last_flush_ = 0;
   TrainingPosition start_;  // where this process began: a checkpoint's position, or the start

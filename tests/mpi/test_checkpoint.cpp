@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "tests/support/ptb_files.hpp"
 #include "tests/support/trainer_runs.hpp"
 
 namespace commsgd::testing {
@@ -23,8 +24,50 @@ namespace fs = std::filesystem;
 
 constexpr int kRanks = 4;
 
+// "lstm": dense training of a language model on text the test writes beside the database, with
+// 64 iterations an epoch too; its recurrent state is part of what a checkpoint must restore.
 std::vector<std::string> run_args(const std::string& algo, const fs::path& db,
                                   const fs::path& params) {
+  if (algo == "lstm") {
+    const fs::path text = db.parent_path() / "ptb";
+    if (!fs::exists(text)) write_ptb_corpus(text, 740, 100);
+    return {COMMSGD_TRAIN,
+            "--algo",
+            "dense",
+            "--dataset",
+            "ptb",
+            "--data-path",
+            text.string(),
+            "--model",
+            "lstm",
+            "--lstm-hidden",
+            "16",
+            "--lstm-dropout",
+            "0.2",
+            "--bptt",
+            "5",
+            "--batch-size",
+            "4",
+            "--eval-batch-size",
+            "4",
+            "--lr",
+            "0.5",
+            "--clip-grad-norm",
+            "0.25",
+            "--epochs",
+            "6",
+            "--log-every",
+            "4",
+            "--threads",
+            "1",
+            "--seed",
+            "3",
+            "--quiet",
+            "--db",
+            db.string(),
+            "--dump-params",
+            params.string()};
+  }
   return {COMMSGD_TRAIN,
           "--algo",
           algo,
@@ -159,7 +202,8 @@ TEST_P(ExactResume, StoppedBySigtermAndResumedMatchesAnUninterruptedRunBitForBit
 }
 
 INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
-                         ::testing::Values("dense", "topk", "gtopk", "gaussiank", "sgp", "dpsgd"));
+                         ::testing::Values("dense", "topk", "gtopk", "gaussiank", "sgp", "dpsgd",
+                                           "lstm"));
 
 // osgp and adpsgd cannot match bit for bit: their comm threads run on their own clocks (osgp's
 // exchanges land when they land; adpsgd's ranks run different numbers of iterations). Resuming

@@ -1,81 +1,33 @@
 #include <gtest/gtest.h>
 
-#include "tests/support/temp_dir.hpp"
-#include "trainer/data/image_folder.hpp"
-
-// jpeglib.h uses FILE and size_t without including their headers.
-#include <cstdio>
-// clang-format off
-#include <jpeglib.h>
-// clang-format on
-
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
+
+#include "tests/support/jpeg_files.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "trainer/data/batch_reader.hpp"
+#include "trainer/data/image_folder.hpp"
 
 namespace commsgd::data {
 namespace {
 
 namespace fs = std::filesystem;
 
+using commsgd::testing::Color;
 using commsgd::testing::TempDir;
-
-using Color = std::array<int, 3>;
-// Up to four component values of the pixel at (x, y).
-using PixelFn = std::function<std::array<std::uint8_t, 4>(int x, int y)>;
+using commsgd::testing::write_jpeg;
+using commsgd::testing::write_solid;
 
 constexpr std::array<float, 3> kMean{0.485F, 0.456F, 0.406F};
 constexpr std::array<float, 3> kStd{0.229F, 0.224F, 0.225F};
 // JPEG is lossy: a decoded flat colour may be off by a few levels.
 constexpr int kLevelTolerance = 6;
-
-// Writes a quality-95 JPEG with libjpeg's compressor. components: 1 grayscale,
-// 3 RGB, 4 CMYK (libjpeg marks it Adobe, so values are stored inverted, as
-// Photoshop writes them: 255 = no ink).
-void write_jpeg(const fs::path& path, int width, int height, int components, const PixelFn& pixel) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(file, nullptr) << path;
-  jpeg_compress_struct cinfo{};
-  jpeg_error_mgr errors{};
-  cinfo.err = jpeg_std_error(&errors);
-  jpeg_create_compress(&cinfo);
-  jpeg_stdio_dest(&cinfo, file);
-  cinfo.image_width = static_cast<JDIMENSION>(width);
-  cinfo.image_height = static_cast<JDIMENSION>(height);
-  cinfo.input_components = components;
-  cinfo.in_color_space = components == 1 ? JCS_GRAYSCALE : components == 3 ? JCS_RGB : JCS_CMYK;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, 95, TRUE);
-  jpeg_start_compress(&cinfo, TRUE);
-  std::vector<JSAMPLE> row(static_cast<std::size_t>(width * components));
-  for (int y = 0; y < height; ++y) {
-    for (int x = 0; x < width; ++x) {
-      const std::array<std::uint8_t, 4> values = pixel(x, y);
-      for (int c = 0; c < components; ++c) {
-        row[static_cast<std::size_t>(x * components + c)] = values[c];
-      }
-    }
-    JSAMPROW row_pointer = row.data();
-    jpeg_write_scanlines(&cinfo, &row_pointer, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  jpeg_destroy_compress(&cinfo);
-  std::fclose(file);
-}
-
-void write_solid(const fs::path& path, int width, int height, const Color& color) {
-  write_jpeg(path, width, height, 3, [&](int, int) {
-    return std::array<std::uint8_t, 4>{static_cast<std::uint8_t>(color[0]),
-                                       static_cast<std::uint8_t>(color[1]),
-                                       static_cast<std::uint8_t>(color[2]), 0};
-  });
-}
 
 // Red rises from left to right, green from top to bottom.
 void write_gradient(const fs::path& path, int width, int height) {
@@ -505,6 +457,119 @@ TEST(ImageFolderLoader, RejectsBadArguments) {
   EXPECT_THROW(loader.start_epoch(std::vector<std::uint32_t>{0}, 0, 1), std::invalid_argument);
   EXPECT_EQ(loader.sample_shape(), (SampleShape{3, 8, 8}));
   EXPECT_EQ(loader.folder().size(), 12U);
+}
+
+// ---------------------------------------------------------------- data set
+
+// root/train and root/val with the classes of make_folder.
+void make_image_net(const fs::path& root) {
+  make_folder(root / "train");
+  make_folder(root / "val");
+}
+
+TEST(ImageFolderDataset, IndexesTrainAndValUnderTheRoot) {
+  TempDir dir;
+  make_image_net(dir.path());
+  DatasetOptions options;
+  options.kind = "image-folder";
+  options.path = dir.path().string();
+  options.image_size = 20;
+  const Dataset ds = load_dataset(options);
+  EXPECT_EQ(ds.name, "image-folder");
+  EXPECT_EQ(ds.shape, (SampleShape{3, 20, 20}));
+  EXPECT_EQ(ds.num_classes, 3);
+  EXPECT_EQ(ds.train_size(), 12U);
+  EXPECT_EQ(ds.validation_size(), 12U);
+  EXPECT_EQ(ds.train.size(), 0U);  // nothing is decoded up front
+  EXPECT_EQ(ds.train_images->files[0].path, dir.path() / "train" / "ant" / "IMG2.jpeg");
+  EXPECT_EQ(ds.validation_images->files[0].path, dir.path() / "val" / "ant" / "IMG2.jpeg");
+}
+
+TEST(ImageFolderDataset, RejectsMissingSplitsAndDifferentClasses) {
+  TempDir dir;
+  DatasetOptions options;
+  options.kind = "image-folder";
+  options.path = dir.path().string();
+  make_folder(dir.path() / "train");
+  EXPECT_TRUE(FailsNaming([&] { load_dataset(options); }, dir.path() / "val"));
+  make_folder(dir.path() / "val");
+  fs::rename(dir.path() / "val" / "bee", dir.path() / "val" / "bees");
+  EXPECT_TRUE(FailsNaming([&] { load_dataset(options); }, dir.path() / "val"));
+  options.image_size = 0;
+  EXPECT_THROW(load_dataset(options), DataError);
+}
+
+// ---------------------------------------------------------------- batch reader
+
+std::vector<float> read_batch(BatchReader& reader, std::size_t first, std::size_t count, int size,
+                              std::vector<std::int64_t>* labels = nullptr) {
+  std::vector<float> features(count * 3 * static_cast<std::size_t>(size * size));
+  std::vector<std::int64_t> batch_labels(count);
+  reader.read(first, count, features, batch_labels);
+  if (labels != nullptr) *labels = batch_labels;
+  return features;
+}
+
+TEST(BatchReader, ReadsAFolderInTheEpochsOrderWhateverOrderBatchesAreAskedFor) {
+  TempDir dir;
+  for (const ExpectedFile& file : make_folder(dir.path())) {
+    write_gradient(file.path, 4 * file.width, 4 * file.height);
+  }
+  const ImageFolder folder = index_image_folder(dir.path());
+  constexpr int kSize = 10;
+  const ImageLoaderOptions options{kSize, 2, 2, ImageMode::train};
+  BatchReader in_order(folder, options, 7);
+  in_order.begin_epoch(kOrder, 5, 3);
+  std::vector<std::vector<float>> expected;
+  for (const std::size_t first : {0, 5, 10}) {
+    std::vector<std::int64_t> labels;
+    expected.push_back(read_batch(in_order, first, first == 10 ? 3 : 5, kSize, &labels));
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      EXPECT_EQ(labels[i], folder.files[kOrder[first + i]].label) << first + i;
+    }
+  }
+  // A resumed epoch starts mid-way; a worker going round its shard again goes back.
+  BatchReader jumping(folder, options, 7);
+  jumping.begin_epoch(kOrder, 5, 3);
+  EXPECT_EQ(read_batch(jumping, 5, 5, kSize), expected[1]);
+  EXPECT_EQ(read_batch(jumping, 10, 3, kSize), expected[2]);
+  EXPECT_EQ(read_batch(jumping, 0, 5, kSize), expected[0]);
+  EXPECT_EQ(read_batch(jumping, 5, 5, kSize), expected[1]);
+  // Another epoch, or another rank's seed, crops differently.
+  jumping.begin_epoch(kOrder, 5, 4);
+  EXPECT_NE(read_batch(jumping, 0, 5, kSize), expected[0]);
+  BatchReader other_seed(folder, options, 8);
+  other_seed.begin_epoch(kOrder, 5, 3);
+  EXPECT_NE(read_batch(other_seed, 0, 5, kSize), expected[0]);
+  EXPECT_THROW(read_batch(jumping, 1, 4, kSize), std::invalid_argument);
+  EXPECT_THROW(read_batch(jumping, 10, 5, kSize), std::invalid_argument);
+}
+
+TEST(BatchReader, GathersFromMemoryWithItsAugmentationState) {
+  const SampleShape shape{1, 2, 2};
+  Split split;
+  split.features = {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23};
+  split.labels = {4, 5, 6};
+  BatchReader reader(split, shape, {}, 42);
+  const std::vector<std::uint32_t> order{2, 0, 1};
+  reader.begin_epoch(order, 2, 0);
+  std::vector<float> features(8);
+  std::vector<std::int64_t> labels(2);
+  reader.read(0, 2, features, labels);
+  EXPECT_EQ(features, (std::vector<float>{20, 21, 22, 23, 0, 1, 2, 3}));
+  EXPECT_EQ(labels, (std::vector<std::int64_t>{6, 4}));
+  features.resize(4);
+  labels.resize(1);
+  reader.read(2, 1, features, labels);
+  EXPECT_EQ(labels, (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(reader.rng_state(), 42U);  // nothing drawn without augmentation
+
+  BatchReader augmented(split, shape, {.horizontal_flip = true}, 42);
+  augmented.begin_epoch(order, 2, 0);
+  features.resize(8);
+  labels.resize(2);
+  augmented.read(0, 2, features, labels);
+  EXPECT_NE(augmented.rng_state(), 42U);
 }
 
 }  // namespace

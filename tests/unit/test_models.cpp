@@ -22,7 +22,7 @@ class Models : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(Models, ShapeAndSize) {
   const ModelCase c = GetParam();
-  auto model = make_model({c.name, c.channels, c.side, c.side, 10, {128}});
+  auto model = make_model({c.name, c.channels, c.side, c.side, 10, {128}, {}});
   EXPECT_EQ(parameter_count(*model), c.parameters);
   const torch::Tensor logits = model->forward(torch::randn({2, c.channels, c.side, c.side}));
   EXPECT_EQ(logits.sizes(), (std::vector<std::int64_t>{2, 10}));
@@ -42,10 +42,59 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(ModelsTest, TooSmallInputIsAUsageError) {
-  EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}}), UsageError);
-  EXPECT_THROW(make_model({"alexnet", 3, 32, 32, 10, {}}), UsageError);
+  EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}, {}}), UsageError);
+  EXPECT_THROW(make_model({"alexnet", 3, 32, 32, 10, {}, {}}), UsageError);
   EXPECT_NO_THROW(
-      make_model({"alexnet", 3, 63, 63, 10, {}})->forward(torch::randn({1, 3, 63, 63})));
+      make_model({"alexnet", 3, 63, 63, 10, {}, {}})->forward(torch::randn({1, 3, 63, 63})));
+}
+
+ModelSpec lstm_spec(bool tied) {
+  ModelSpec spec{"lstm", 1, 1, 1, 50, {}, {}};
+  spec.lstm = {.hidden = 16, .layers = 2, .dropout = 0.5, .tied = tied};
+  return spec;
+}
+
+TEST(LstmLanguageModel, SizeTiedAndUntied) {
+  // Embedding 50×16; per LSTM layer 4·(16·16 + 16·16 + 16 + 16); the output layer's bias, and
+  // untied its own 16×50 matrix.
+  const std::int64_t lstm = 2 * 4 * (16 * 16 * 2 + 32);
+  EXPECT_EQ(parameter_count(*make_model(lstm_spec(true))), 50 * 16 + lstm + 50);
+  EXPECT_EQ(parameter_count(*make_model(lstm_spec(false))), 50 * 16 + lstm + 50 + 16 * 50);
+}
+
+TEST(LstmLanguageModel, CarriesItsStateAcrossBatchesAndHandsItOut) {
+  torch::manual_seed(3);
+  auto model = make_model(lstm_spec(true));
+  model->eval();  // no dropout: outputs depend on the state alone
+  const torch::Tensor first = torch::randint(0, 50, {5, 3}, torch::kInt64);
+  const torch::Tensor second = torch::randint(0, 50, {5, 3}, torch::kInt64);
+  const torch::Tensor fresh = model->forward(second);
+  EXPECT_EQ(fresh.sizes(), (std::vector<std::int64_t>{15, 50}));  // one row per token
+
+  model->reset_state();
+  model->forward(first);
+  const std::vector<float> state = model->state();
+  EXPECT_EQ(state.size(), 2U * 2 * 3 * 16);  // h and c, [layers, streams, hidden]
+  const torch::Tensor carried = model->forward(second);
+  EXPECT_FALSE(torch::allclose(carried, fresh));
+
+  model->set_state(state);
+  EXPECT_TRUE(torch::equal(model->forward(second), carried));
+  model->reset_state();
+  EXPECT_TRUE(model->state().empty());
+  EXPECT_TRUE(torch::equal(model->forward(second), fresh));
+}
+
+TEST(LstmLanguageModel, TiedOutputTrainsTheEmbedding) {
+  torch::manual_seed(4);
+  auto model = make_model(lstm_spec(true));
+  const torch::Tensor tokens = torch::randint(0, 50, {4, 2}, torch::kInt64);
+  model->forward(tokens).sum().backward();
+  const torch::Tensor embedding_grad = model->named_parameters()["embedding.weight"].grad();
+  // Rows of tokens never fed in get gradient only through the output layer.
+  const torch::Tensor unused =
+      torch::ones({50}, torch::kBool).index_put_({tokens.flatten()}, false);
+  EXPECT_GT(embedding_grad.index({unused}).abs().sum().item<double>(), 0.0);
 }
 
 }  // namespace

@@ -66,8 +66,16 @@ Dataset load_dataset(const DatasetOptions& options) {
   if (options.kind == "mnist") return load_mnist(options);
   if (options.kind == "csv") return load_csv(options);
   if (options.kind == "synthetic") return load_synthetic(options);
+  if (options.kind == "image-folder") return load_image_folder(options);
+  if (options.kind == "ptb") {
+    Dataset ds;
+    ds.name = "ptb";
+    ds.text = load_ptb(options.path);
+    ds.num_classes = static_cast<int>(ds.text->vocabulary.size());
+    return ds;
+  }
   throw DataError("dataset: unknown kind '" + options.kind +
-                  "' (expected cifar10, mnist, csv or synthetic)");
+                  "' (expected cifar10, mnist, csv, synthetic, image-folder or ptb)");
 }
 
 }  // namespace commsgd::data

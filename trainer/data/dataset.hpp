@@ -1,14 +1,18 @@
-// In-memory data sets for the trainer: plain float feature matrices plus int32
-// labels, loaded from CIFAR-10 / MNIST / CSV files or generated synthetically.
+// Data sets for the trainer: plain float feature matrices plus int32 labels,
+// loaded from CIFAR-10 / MNIST / CSV files or generated synthetically, or, for
+// ImageNet, the index of a JPEG folder whose images are decoded per batch.
 // Deliberately independent of LibTorch so loaders can be tested in isolation.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "trainer/data/text_corpus.hpp"
 
 namespace commsgd::data {
 
@@ -29,12 +33,38 @@ struct Split {
   std::size_t size() const { return labels.size(); }
 };
 
+struct ImageFile {
+  std::filesystem::path path;
+  std::int32_t label = 0;
+};
+
+struct ImageFolder {
+  std::vector<std::string> classes;  // label i is classes[i]
+  std::vector<ImageFile> files;      // by label, then by file name
+
+  std::size_t size() const { return files.size(); }
+};
+
 struct Dataset {
   std::string name;  // the loader kind, e.g. "cifar10"
   SampleShape shape;
   int num_classes = 0;
-  Split train;
+  Split train;  // in memory; empty for an image folder
   Split validation;
+  // image-folder only: the JPEG files, decoded into `shape` as batches are read.
+  std::optional<ImageFolder> train_images, validation_images;
+  // ptb only: token streams for a language model; num_classes is the vocabulary's size.
+  std::optional<TextCorpus> text;
+
+  // Samples, or tokens of a text.
+  std::size_t train_size() const {
+    return train_images ? train_images->size() : text ? text->train.size() : train.size();
+  }
+  std::size_t validation_size() const {
+    return validation_images ? validation_images->size()
+           : text            ? text->validation.size()
+                             : validation.size();
+  }
 };
 
 // Thrown for every data problem (missing file, corrupt/truncated file, bad
@@ -48,8 +78,11 @@ class DataError : public std::runtime_error {
 enum class ValSplit { interleaved, tail };
 
 struct DatasetOptions {
-  std::string kind;  // "cifar10" | "mnist" | "csv" | "synthetic"
-  std::string path;  // cifar10/mnist: directory; csv: file (.csv or .csv.gz)
+  std::string kind;  // "cifar10" | "mnist" | "csv" | "synthetic" | "image-folder" | "ptb"
+  // cifar10/mnist: directory; csv: file (.csv or .csv.gz); image-folder: the
+  // directory holding train/ and val/, each with one subdirectory per class;
+  // ptb: the directory holding ptb.train.txt and ptb.valid.txt.
+  std::string path;
   // csv only: its product must equal the number of feature columns.
   std::optional<SampleShape> csv_shape;
   // csv only: floor(rows * val_fraction) rows form the validation split, chosen by
@@ -60,7 +93,8 @@ struct DatasetOptions {
   int synthetic_classes = 10;
   std::size_t synthetic_train = 2048, synthetic_val = 512;
   std::uint64_t seed = 1;  // synthetic content depends only on seed and synthetic_*
-  bool normalize = true;   // ignored by synthetic
+  bool normalize = true;   // ignored by synthetic and image-folder
+  int image_size = 224;    // image-folder only: samples are 3 x image_size x image_size
 };
 
 Dataset load_dataset(const DatasetOptions& options);

@@ -20,6 +20,7 @@
 #include <system_error>
 #include <utility>
 
+#include "trainer/data/loaders.hpp"
 #include "trainer/data/rng.hpp"
 
 namespace commsgd::data {
@@ -398,6 +399,26 @@ ImageFolder index_image_folder(const fs::path& root) {
   }
   if (folder.classes.empty()) throw folder_error(root, "no class subdirectories");
   return folder;
+}
+
+Dataset load_image_folder(const DatasetOptions& options) {
+  if (options.image_size < 1) {
+    throw DataError("image-folder: --image-size " + std::to_string(options.image_size) +
+                    " must be >= 1");
+  }
+  const fs::path root(options.path);
+  Dataset ds;
+  ds.name = "image-folder";
+  ds.shape = {3, options.image_size, options.image_size};
+  ds.train_images = index_image_folder(root / "train");
+  ds.validation_images = index_image_folder(root / "val");
+  // Labels are positions in the sorted class list, so both splits must list the same classes.
+  if (ds.validation_images->classes != ds.train_images->classes) {
+    throw folder_error(root / "val",
+                       "its class directories differ from those of " + (root / "train").string());
+  }
+  ds.num_classes = static_cast<int>(ds.train_images->classes.size());
+  return ds;
 }
 
 Image decode_jpeg(const fs::path& path) {

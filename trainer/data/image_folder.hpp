@@ -21,18 +21,6 @@
 
 namespace commsgd::data {
 
-struct ImageFile {
-  std::filesystem::path path;
-  std::int32_t label = 0;
-};
-
-struct ImageFolder {
-  std::vector<std::string> classes;  // label i is classes[i]
-  std::vector<ImageFile> files;      // by label, then by file name
-
-  std::size_t size() const { return files.size(); }
-};
-
 // Classes are the subdirectories of root in lexicographic (byte) order, as in
 // torchvision's ImageFolder; their files ending in .jpg or .jpeg (any case)
 // are the samples, sorted by name so the index is the same on every rank.

@@ -15,6 +15,7 @@ Dataset load_cifar10(const DatasetOptions& options);
 Dataset load_mnist(const DatasetOptions& options);
 Dataset load_csv(const DatasetOptions& options);
 Dataset load_synthetic(const DatasetOptions& options);
+Dataset load_image_folder(const DatasetOptions& options);
 
 // Whole file contents; gzip-compressed files are decompressed transparently.
 // Failures throw DataError prefixed with "<loader>: <file>: ".

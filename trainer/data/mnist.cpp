@@ -120,15 +120,15 @@ Split load_split(const fs::path& dir, const std::string& images_name,
 
 Dataset load_mnist(const DatasetOptions& options) {
   const fs::path dir = options.path;
-  return Dataset{
-      .name = std::string(kLoader),
-      .shape = kShape,
-      .num_classes = kClasses,
-      .train =
-          load_split(dir, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", options.normalize),
-      .validation =
-          load_split(dir, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", options.normalize),
-  };
+  Dataset ds;
+  ds.name = std::string(kLoader);
+  ds.shape = kShape;
+  ds.num_classes = kClasses;
+  ds.train =
+      load_split(dir, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", options.normalize);
+  ds.validation =
+      load_split(dir, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", options.normalize);
+  return ds;
 }
 
 }  // namespace commsgd::data
