@@ -48,11 +48,14 @@ void Progress::on_epoch(const EpochReport& r, long iterations_done) {
   if (!enabled_) return;
   if (live_) fmt::print(stderr, "\r\033[K");
   const std::string top5 = r.val_top5 ? fmt::format(" top5 {:.2f}%", 100 * *r.val_top5) : "";
+  const std::string perplexity =
+      r.val_perplexity ? fmt::format(" perplexity {:.2f}", *r.val_perplexity) : "";
   fmt::print(
-      "epoch {}/{}  train loss {:.4f} acc {:.2f}%  val loss {:.4f} top1 {:.2f}%{}  "
+      "epoch {}/{}  train loss {:.4f} acc {:.2f}%  val loss {:.4f}{} top1 {:.2f}%{}  "
       "{:.0f} samples/s  elapsed {}  ETA {}\n",
-      r.epoch + 1, epochs_, r.train_loss, 100 * r.train_acc, r.val_loss, 100 * r.val_top1, top5,
-      r.samples_per_second, clock_time(elapsed()), clock_time(eta(iterations_done)));
+      r.epoch + 1, epochs_, r.train_loss, 100 * r.train_acc, r.val_loss, perplexity,
+      100 * r.val_top1, top5, r.samples_per_second, clock_time(elapsed()),
+      clock_time(eta(iterations_done)));
   std::fflush(stdout);
 }
 

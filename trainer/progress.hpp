@@ -10,6 +10,7 @@ struct EpochReport {
   double train_loss = 0, train_acc = 0;
   double val_loss = 0, val_top1 = 0;
   std::optional<double> val_top5;
+  std::optional<double> val_perplexity;  // language models
   double samples_per_second = 0;
 };
 

@@ -640,6 +640,7 @@ class TrainingLoop {
                              eval.loss,
                              eval.top1,
                              eval.top5,
+                             eval.perplexity,
                              samples_per_second};
     train_sums_.fill(0.0);
     progress_.on_epoch(report, iterations_done);
