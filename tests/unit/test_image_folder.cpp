@@ -97,6 +97,15 @@ std::vector<ExpectedFile> make_folder(const fs::path& root) {
   return expected;
 }
 
+// make_folder's classes with gradients in place of flat colours, which would look the same under
+// every crop, at 4 times the size, so that decoding takes long enough for all threads to share it.
+ImageFolder make_gradient_folder(const fs::path& root) {
+  for (const ExpectedFile& file : make_folder(root)) {
+    write_gradient(file.path, 4 * file.width, 4 * file.height);
+  }
+  return index_image_folder(root);
+}
+
 float normalized(int level, std::size_t channel) {
   return (static_cast<float>(level) / 255.0F - kMean[channel]) / kStd[channel];
 }
@@ -362,12 +371,7 @@ TEST(ImageFolderLoader, ValidationBatchesHoldEachSampleOfTheOrderInOrder) {
 
 TEST(ImageFolderLoader, TrainBatchesDependOnSeedButNotOnThreads) {
   TempDir dir;
-  // Flat images would look the same under every crop. Larger images make it likelier that the
-  // threads, not just the first to wake, share the work.
-  for (const ExpectedFile& file : make_folder(dir.path())) {
-    write_gradient(file.path, 4 * file.width, 4 * file.height);
-  }
-  const ImageFolder folder = index_image_folder(dir.path());
+  const ImageFolder folder = make_gradient_folder(dir.path());
   constexpr int kSize = 12;
   const std::vector<ImageBatch> one =
       run_epoch(folder, {kSize, 1, 1, ImageMode::train}, kOrder, 5, 3);
@@ -512,10 +516,7 @@ std::vector<float> read_batch(BatchReader& reader, std::size_t first, std::size_
 
 TEST(BatchReader, ReadsAFolderInTheEpochsOrderWhateverOrderBatchesAreAskedFor) {
   TempDir dir;
-  for (const ExpectedFile& file : make_folder(dir.path())) {
-    write_gradient(file.path, 4 * file.width, 4 * file.height);
-  }
-  const ImageFolder folder = index_image_folder(dir.path());
+  const ImageFolder folder = make_gradient_folder(dir.path());
   constexpr int kSize = 10;
   const ImageLoaderOptions options{kSize, 2, 2, ImageMode::train};
   BatchReader in_order(folder, options, 7);
