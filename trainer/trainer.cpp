@@ -226,6 +226,35 @@ struct Setup {
   record::RunInfo run;
 };
 
+// A language model's batches: each rank's share of the text as --batch-size streams (and the
+// validation text as --eval-batch-size streams), --bptt tokens of each per iteration.
+void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) {
+  const auto share = [&](std::size_t tokens) {
+    return tokens / static_cast<std::size_t>(comm.size());
+  };
+  for (const auto& [option, streams, tokens] :
+       {std::tuple{"--batch-size", o.batch_size, s.dataset.train_size()},
+        std::tuple{"--eval-batch-size", o.eval_batch_size, s.dataset.validation_size()}}) {
+    if (share(tokens) / static_cast<std::size_t>(streams) < 2) {
+      throw UsageError(fmt::format(
+          "{} {}: the text ({} tokens over {} workers) is too short for that many streams", option,
+          streams, tokens, comm.size()));
+    }
+  }
+  s.train_streams.emplace(s.dataset.text->train, comm.rank(), comm.size(),
+                          static_cast<std::size_t>(o.batch_size), static_cast<std::size_t>(o.bptt));
+  s.validation_streams.emplace(s.dataset.text->validation, comm.rank(), comm.size(),
+                               static_cast<std::size_t>(o.eval_batch_size),
+                               static_cast<std::size_t>(o.bptt));
+  s.iterations_per_epoch = static_cast<long>(s.train_streams->full_batches());
+  if (s.iterations_per_epoch == 0) {
+    throw UsageError(fmt::format(
+        "--bptt {} is longer than each worker's streams of the training text ({} tokens over "
+        "{} workers and --batch-size {} streams)",
+        o.bptt, s.dataset.train_size(), comm.size(), o.batch_size));
+  }
+}
+
 Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
   Setup s;
   const int cores_per_rank = std::max(
@@ -247,31 +276,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
   s.flat = std::make_unique<FlatParameters>(*s.model);
 
   if (s.dataset.text) {
-    const auto share = [&](std::size_t tokens) {
-      return tokens / static_cast<std::size_t>(comm.size());
-    };
-    for (const auto& [option, streams, tokens] :
-         {std::tuple{"--batch-size", o.batch_size, s.dataset.train_size()},
-          std::tuple{"--eval-batch-size", o.eval_batch_size, s.dataset.validation_size()}}) {
-      if (share(tokens) / static_cast<std::size_t>(streams) < 2) {
-        throw UsageError(fmt::format(
-            "{} {}: the text ({} tokens over {} workers) is too short for that many streams",
-            option, streams, tokens, comm.size()));
-      }
-    }
-    s.train_streams.emplace(s.dataset.text->train, comm.rank(), comm.size(),
-                            static_cast<std::size_t>(o.batch_size),
-                            static_cast<std::size_t>(o.bptt));
-    s.validation_streams.emplace(s.dataset.text->validation, comm.rank(), comm.size(),
-                                 static_cast<std::size_t>(o.eval_batch_size),
-                                 static_cast<std::size_t>(o.bptt));
-    s.iterations_per_epoch = static_cast<long>(s.train_streams->full_batches());
-    if (s.iterations_per_epoch == 0) {
-      throw UsageError(fmt::format(
-          "--bptt {} is longer than each worker's streams of the training text ({} tokens over "
-          "{} workers and --batch-size {} streams)",
-          o.bptt, s.dataset.train_size(), comm.size(), o.batch_size));
-    }
+    set_up_token_streams(o, comm, s);
   } else {
     s.sampler = std::make_unique<data::DistributedSampler>(s.dataset.train_size(), comm.rank(),
                                                            comm.size(), o.seed);

@@ -1,6 +1,7 @@
 // Data sets for the trainer: plain float feature matrices plus int32 labels,
-// loaded from CIFAR-10 / MNIST / CSV files or generated synthetically, or, for
-// ImageNet, the index of a JPEG folder whose images are decoded per batch.
+// loaded from CIFAR-10 / MNIST / CSV files or generated synthetically; for
+// ImageNet, the index of a JPEG folder whose images are decoded per batch; for
+// a language model, the token ids of a text.
 // Deliberately independent of LibTorch so loaders can be tested in isolation.
 #pragma once
 
