@@ -1,0 +1,233 @@
+#include "algorithms/comm/nccl_communicator.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace commsgd::comm {
+namespace {
+
+ncclDataType_t to_nccl(DataType type) {
+  switch (type) {
+    case DataType::f32:
+      return ncclFloat32;
+    case DataType::f64:
+      return ncclFloat64;
+    case DataType::i64:
+      return ncclInt64;
+    case DataType::u64:
+      return ncclUint64;
+    case DataType::f16:
+      return ncclFloat16;
+    case DataType::bf16:
+      return ncclBfloat16;
+  }
+  throw std::invalid_argument("unknown communicator data type");
+}
+
+ncclRedOp_t to_nccl(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum:
+      return ncclSum;
+    case ReduceOp::max:
+      return ncclMax;
+    case ReduceOp::min:
+      return ncclMin;
+  }
+  throw std::invalid_argument("unknown reduction");
+}
+
+// NCCL makes progress in threads of its own: polling no more often than this leaves them a core.
+constexpr auto kPollInterval = std::chrono::microseconds(50);
+
+[[noreturn]] void host_sized(const char* call) {
+  throw std::logic_error(std::string("NcclCommunicator::") + call +
+                         ": the NCCL backend moves device buffers whose size both sides know; "
+                         "use send_receive");
+}
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(MpiCommunicator& mpi, cudaStream_t stream,
+                                   std::chrono::milliseconds timeout)
+    : NcclCommunicator(nullptr, mpi, stream, timeout) {}
+
+NcclCommunicator::NcclCommunicator(std::unique_ptr<Communicator> owned, Communicator& mpi,
+                                   cudaStream_t stream, std::chrono::milliseconds timeout)
+    : owned_(std::move(owned)), mpi_(mpi), stream_(stream), timeout_(timeout) {
+  if (timeout <= std::chrono::milliseconds::zero()) {
+    throw std::invalid_argument("NCCL communicator timeout must be > 0");
+  }
+  ncclUniqueId id{};
+  if (rank() == 0) settle(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  mpi_.broadcast(&id, sizeof id, 0);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  settle(ncclCommInitRankConfig(&comm_, size(), id, rank(), &config), "ncclCommInitRankConfig");
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_ == nullptr) return;  // aborted after an error
+  // Finalizing flushes what is still queued and waits for the peers, so it gets the timeout too.
+  // A destructor cannot throw; one that fails has been aborted by settle.
+  try {
+    settle(ncclCommFinalize(comm_), "ncclCommFinalize");
+  } catch (const std::exception&) {
+    return;
+  }
+  ncclCommDestroy(comm_);
+}
+
+void NcclCommunicator::abort(int exit_code) {
+  // Stops this rank's kernels that wait on peers before MPI ends the processes.
+  if (comm_ != nullptr) ncclCommAbort(comm_);
+  mpi_.abort(exit_code);
+  std::abort();  // unreachable: the MPI abort does not return
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::duplicate() {
+  return duplicate(stream_);
+}
+
+std::unique_ptr<NcclCommunicator> NcclCommunicator::duplicate(cudaStream_t stream) {
+  std::unique_ptr<Communicator> mpi = mpi_.duplicate();
+  Communicator& bootstrap = *mpi;
+  return std::unique_ptr<NcclCommunicator>(
+      new NcclCommunicator(std::move(mpi), bootstrap, stream, timeout_));
+}
+
+void NcclCommunicator::fail(const char* call, const std::string& why) {
+  std::string message = std::string(call) + ": " + why;
+  if (comm_ != nullptr) {
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
+    message += " (NCCL communicator aborted)";
+  }
+  throw std::runtime_error(message);
+}
+
+template <class Done>
+void NcclCommunicator::wait_until(const char* call, Done&& done) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      fail(call, "not done after " + std::to_string(timeout_.count()) + " ms");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void NcclCommunicator::settle(ncclResult_t result, const char* call) {
+  wait_until(call, [&] {
+    if (result == ncclInProgress) {
+      const ncclResult_t queried = ncclCommGetAsyncError(comm_, &result);
+      if (queried != ncclSuccess) result = queried;
+    }
+    return result != ncclInProgress;
+  });
+  if (result == ncclSuccess) return;
+  std::string why = ncclGetErrorString(result);
+  const char* detail = ncclGetLastError(comm_);  // read before the abort frees the communicator
+  if (detail != nullptr && *detail != '\0') why += std::string(": ") + detail;
+  fail(call, why);
+}
+
+// NCCL must see ncclGroupEnd even after a failed enqueue, and reports that failure best.
+void NcclCommunicator::end_group(ncclResult_t enqueued, const char* call) {
+  const ncclResult_t ended = ncclGroupEnd();
+  settle(enqueued, call);
+  settle(ended, "ncclGroupEnd");
+}
+
+void NcclCommunicator::do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
+  // NCCL could take max and min of halves; refused as the MPI backend refuses them, so that no
+  // run depends on the backend.
+  if ((type == DataType::f16 || type == DataType::bf16) && op != ReduceOp::sum) {
+    throw std::invalid_argument("half-precision allreduce: only sum is supported");
+  }
+  settle(ncclAllReduce(buffer, buffer, count, to_nccl(type), to_nccl(op), comm_, stream_),
+         "ncclAllReduce");
+}
+
+void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
+  settle(ncclAllGather(send, recv, bytes_per_rank, ncclUint8, comm_, stream_), "ncclAllGather");
+}
+
+// NCCL has no allgatherv: one broadcast per rank into its block, in one group (one launch). Every
+// block then crosses the wire once per receiving rank, as allgatherv needs; padding the blocks to
+// the largest for ncclAllGather would move (P-1)·max bytes to every rank, which is far more when
+// the sizes differ (sparse gradients), and would need a scratch buffer and a compacting copy.
+// An empty block costs nothing: NCCL discards zero-count collectives.
+void NcclCommunicator::do_allgatherv(const void* send, void* recv,
+                                     std::span<const std::size_t> bytes_per_rank) {
+  settle(ncclGroupStart(), "ncclGroupStart");
+  auto* block = static_cast<std::byte*>(recv);
+  ncclResult_t enqueued = ncclSuccess;
+  for (int root = 0; root < size() && enqueued == ncclSuccess; ++root) {
+    const std::size_t bytes = bytes_per_rank[static_cast<std::size_t>(root)];
+    enqueued =
+        ncclBroadcast(root == rank() ? send : block, block, bytes, ncclUint8, root, comm_, stream_);
+    block += bytes;
+  }
+  end_group(enqueued, "ncclBroadcast");
+}
+
+void NcclCommunicator::do_broadcast(void* buffer, std::size_t bytes, int root) {
+  settle(ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, stream_), "ncclBroadcast");
+}
+
+// Polls the stream rather than calling cudaStreamSynchronize, so that a collective stuck on the
+// GPU (a peer that never launched its side) is aborted once the timeout passes, and an NCCL
+// network error ends the wait at once.
+void NcclCommunicator::do_barrier() {
+  cudaError_t state = cudaErrorNotReady;
+  wait_until("cudaStreamQuery", [&] {
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t queried = ncclCommGetAsyncError(comm_, &async);
+    if (queried != ncclSuccess) async = queried;
+    if (async != ncclSuccess && async != ncclInProgress) settle(async, "ncclCommGetAsyncError");
+    state = cudaStreamQuery(stream_);
+    return state != cudaErrorNotReady;
+  });
+  if (state != cudaSuccess) fail("cudaStreamQuery", cudaGetErrorString(state));
+  mpi_.barrier();
+}
+
+void NcclCommunicator::do_send(const void*, std::size_t, int) {
+  host_sized("send");
+}
+
+void NcclCommunicator::do_receive(std::vector<std::byte>&, int) {
+  host_sized("receive");
+}
+
+std::optional<int> NcclCommunicator::do_probe(int) {
+  host_sized("probe");
+}
+
+void NcclCommunicator::do_exchange(const void*, std::size_t, int, std::vector<std::byte>&) {
+  host_sized("exchange");
+}
+
+// One group: NCCL starts every send and receive together, so no pattern of peers can deadlock,
+// and messages between one pair of ranks are matched in the order they were posted.
+void NcclCommunicator::do_send_receive(std::span<const Outgoing> sends,
+                                       std::span<const Incoming> receives) {
+  settle(ncclGroupStart(), "ncclGroupStart");
+  ncclResult_t enqueued = ncclSuccess;
+  for (const Incoming& m : receives) {
+    if (enqueued == ncclSuccess) {
+      enqueued = ncclRecv(m.data, m.bytes, ncclUint8, m.peer, comm_, stream_);
+    }
+  }
+  for (const Outgoing& m : sends) {
+    if (enqueued == ncclSuccess) {
+      enqueued = ncclSend(m.data, m.bytes, ncclUint8, m.peer, comm_, stream_);
+    }
+  }
+  end_group(enqueued, "ncclSend/ncclRecv");
+}
+
+}  // namespace commsgd::comm

@@ -1,0 +1,339 @@
+// NcclCommunicator under mpirun (P = 1, 2), one CUDA device per rank: every collective and
+// send_receive pattern checked on the host against what the ranks put in, and traffic counted as
+// the MPI backend counts it. Without a device per rank the tests skip, on every rank alike, so no
+// rank waits in a collective for one that skipped.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "algorithms/comm/mpi_communicator.hpp"
+#include "algorithms/comm/nccl_communicator.hpp"
+#include "kernels/half_precision.hpp"
+
+namespace commsgd::comm {
+namespace {
+
+constexpr std::chrono::milliseconds kTimeout{60'000};
+
+void check(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) {
+    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(error));
+  }
+}
+
+// Device memory holding n values of T, zeroed or copied from the host with cudaMemcpy.
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t n) : size_(n) {
+    // Never empty: cudaMalloc may answer 0 bytes with a null pointer, and a caller's empty block
+    // still points into its buffer.
+    check(cudaMalloc(&data_, std::max<std::size_t>(n, 1) * sizeof(T)), "cudaMalloc");
+    check(cudaMemset(data_, 0, n * sizeof(T)), "cudaMemset");
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
+    check(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+          "cudaMemcpy");
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  T* data() { return static_cast<T*>(data_); }
+  std::vector<T> download() const {
+    std::vector<T> host(size_);
+    check(cudaMemcpy(host.data(), data_, size_ * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return host;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_;
+};
+
+// Empty when every rank has a CUDA device of its own (NCCL refuses two ranks of one communicator
+// on one device), else why not. Collective: every rank takes the same decision.
+std::string missing_devices(MpiCommunicator& mpi) {
+  const int ranks = mpi.placement().local_size;
+  int devices = 0;
+  const cudaError_t error = cudaGetDeviceCount(&devices);
+  if (error != cudaSuccess) devices = 0;
+  std::int64_t enough = devices >= ranks ? 1 : 0;
+  mpi.allreduce(std::span(&enough, 1), ReduceOp::min);
+  if (enough == 1) return "";
+  if (devices >= ranks) return "needs one CUDA device per rank: another node has too few";
+  std::string why = "needs one CUDA device per rank: " + std::to_string(devices) +
+                    " device(s) for " + std::to_string(ranks) + " rank(s)";
+  if (error != cudaSuccess) {
+    why += std::string(" (cudaGetDeviceCount: ") + cudaGetErrorString(error) + ")";
+  }
+  return why;
+}
+
+// What every rank q contributes at index i, for expected values computed on the host.
+template <class Value>
+auto contribution(int q, std::size_t n, Value value) {
+  std::vector<std::invoke_result_t<Value, int, std::size_t>> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = value(q, i);
+  return x;
+}
+
+class Nccl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = missing_devices(mpi_); !missing.empty()) {
+      GTEST_SKIP() << missing;
+    }
+    check(cudaSetDevice(mpi_.placement().local_rank), "cudaSetDevice");
+    check(cudaStreamCreate(&stream_), "cudaStreamCreate");
+    nccl_ = std::make_unique<NcclCommunicator>(mpi_, stream_, kTimeout);
+    p_ = nccl_->size();
+    r_ = nccl_->rank();
+  }
+  void TearDown() override {
+    nccl_.reset();
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  // The collectives only enqueue: the results are there once the stream is done.
+  void synchronize() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+  MpiCommunicator mpi_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<NcclCommunicator> nccl_;
+  int p_ = 1;
+  int r_ = 0;
+};
+
+TEST_F(Nccl, AllreduceSumsFloats) {
+  constexpr std::size_t kCount = 1000;
+  const auto value = [](int q, std::size_t i) {
+    return static_cast<float>(i) + static_cast<float>(q + 1);
+  };
+  DeviceBuffer<float> x(contribution(r_, kCount, value));
+  nccl_->allreduce(x.data(), kCount, DataType::f32, ReduceOp::sum);
+  std::vector<float> expected(kCount, 0.0f);
+  for (int q = 0; q < p_; ++q) {
+    for (std::size_t i = 0; i < kCount; ++i) expected[i] += value(q, i);
+  }
+  synchronize();
+  EXPECT_EQ(x.download(), expected);
+}
+
+// Halves and sums small enough to be exact, whatever order NCCL adds them in.
+TEST_F(Nccl, AllreduceSumsHalfPrecisionBits) {
+  constexpr std::size_t kCount = 64;
+  const auto value = [](int q, std::size_t i) {
+    return 0.5f * static_cast<float>(i % 16) + static_cast<float>(q);
+  };
+  std::vector<float> expected(kCount, 0.0f);
+  for (int q = 0; q < p_; ++q) {
+    for (std::size_t i = 0; i < kCount; ++i) expected[i] += value(q, i);
+  }
+  for (const DataType type : {DataType::f16, DataType::bf16}) {
+    const bool fp16 = type == DataType::f16;
+    std::vector<std::uint16_t> bits(kCount);
+    for (std::size_t i = 0; i < kCount; ++i) {
+      bits[i] = fp16 ? kernels::to_fp16(value(r_, i)) : kernels::to_bf16(value(r_, i));
+    }
+    DeviceBuffer<std::uint16_t> x(bits);
+    nccl_->allreduce(x.data(), kCount, type, ReduceOp::sum);
+    synchronize();
+    std::vector<float> sum(kCount);
+    const std::vector<std::uint16_t> reduced = x.download();
+    for (std::size_t i = 0; i < kCount; ++i) {
+      sum[i] = fp16 ? kernels::from_fp16(reduced[i]) : kernels::from_bf16(reduced[i]);
+    }
+    EXPECT_EQ(sum, expected) << (fp16 ? "f16" : "bf16");
+    EXPECT_THROW(nccl_->allreduce(x.data(), kCount, type, ReduceOp::max), std::invalid_argument);
+  }
+}
+
+TEST_F(Nccl, AllreduceTakesTheMaxOfDoubles) {
+  constexpr std::size_t kCount = 300;
+  const auto value = [](int q, std::size_t i) {
+    return (q % 2 == 0 ? 1.0 : -1.0) * static_cast<double>(i) + 0.25 * q;
+  };
+  DeviceBuffer<double> x(contribution(r_, kCount, value));
+  nccl_->allreduce(x.data(), kCount, DataType::f64, ReduceOp::max);
+  std::vector<double> expected = contribution(0, kCount, value);
+  for (int q = 1; q < p_; ++q) {
+    for (std::size_t i = 0; i < kCount; ++i) expected[i] = std::max(expected[i], value(q, i));
+  }
+  synchronize();
+  EXPECT_EQ(x.download(), expected);
+}
+
+std::uint8_t byte_value(int q, std::size_t i) {
+  return static_cast<std::uint8_t>(16 * q + static_cast<int>(i) + 1);
+}
+
+TEST_F(Nccl, AllgatherPutsTheBlocksInRankOrder) {
+  constexpr std::size_t kBlock = 5;
+  DeviceBuffer<std::uint8_t> send(contribution(r_, kBlock, byte_value));
+  DeviceBuffer<std::uint8_t> recv(kBlock * static_cast<std::size_t>(p_));
+  nccl_->allgather(send.data(), recv.data(), kBlock);
+  std::vector<std::uint8_t> expected;
+  for (int q = 0; q < p_; ++q) {
+    const std::vector<std::uint8_t> block = contribution(q, kBlock, byte_value);
+    expected.insert(expected.end(), block.begin(), block.end());
+  }
+  synchronize();
+  EXPECT_EQ(recv.download(), expected);
+}
+
+// Unequal blocks, rank 1's empty.
+TEST_F(Nccl, AllgathervPacksUnequalBlocksBackToBack) {
+  std::vector<std::size_t> sizes(static_cast<std::size_t>(p_));
+  for (int q = 0; q < p_; ++q) sizes[static_cast<std::size_t>(q)] = q == 1 ? 0 : 2 * q + 3;
+  std::vector<std::uint8_t> expected;
+  for (int q = 0; q < p_; ++q) {
+    const std::vector<std::uint8_t> block =
+        contribution(q, sizes[static_cast<std::size_t>(q)], byte_value);
+    expected.insert(expected.end(), block.begin(), block.end());
+  }
+  DeviceBuffer<std::uint8_t> send(
+      contribution(r_, sizes[static_cast<std::size_t>(r_)], byte_value));
+  DeviceBuffer<std::uint8_t> recv(expected.size());
+  nccl_->allgatherv(send.data(), recv.data(), sizes);
+  synchronize();
+  EXPECT_EQ(recv.download(), expected);
+}
+
+TEST_F(Nccl, BroadcastsFromTheLastRank) {
+  constexpr std::size_t kCount = 100;
+  const int root = p_ - 1;
+  const auto value = [&](int q, std::size_t i) {
+    const auto x = static_cast<std::int64_t>(i);
+    return q == root ? x * x - 5 : -1;
+  };
+  DeviceBuffer<std::int64_t> x(contribution(r_, kCount, value));
+  nccl_->broadcast(x.data(), kCount * sizeof(std::int64_t), root);
+  synchronize();
+  EXPECT_EQ(x.download(), contribution(root, kCount, value));
+}
+
+TEST_F(Nccl, SendReceiveAroundARing) {
+  constexpr std::size_t kCount = 257;
+  const int next = (r_ + 1) % p_;
+  const int previous = (r_ + p_ - 1) % p_;
+  const auto value = [](int q, std::size_t i) {
+    return static_cast<float>(1000 * q) + static_cast<float>(i);
+  };
+  DeviceBuffer<float> send(contribution(r_, kCount, value));
+  DeviceBuffer<float> recv(kCount);
+  const Outgoing out{send.data(), kCount * sizeof(float), next};
+  const Incoming in{recv.data(), kCount * sizeof(float), previous};
+  nccl_->send_receive(std::span(&out, 1), std::span(&in, 1));
+  synchronize();
+  EXPECT_EQ(recv.download(), contribution(previous, kCount, value));
+}
+
+// Two messages of different sizes to one peer arrive in the order they were posted.
+TEST_F(Nccl, SendReceiveKeepsTheOrderOfTwoMessagesToOnePeer) {
+  const int next = (r_ + 1) % p_;
+  const int previous = (r_ + p_ - 1) % p_;
+  const auto first = [](int q, std::size_t i) {
+    return static_cast<float>(100 * q) + static_cast<float>(i);
+  };
+  const auto second = [&](int q, std::size_t i) { return -first(q, i) - 1; };
+  DeviceBuffer<float> send_first(contribution(r_, 10, first));
+  DeviceBuffer<float> send_second(contribution(r_, 3, second));
+  DeviceBuffer<float> recv_first(10);
+  DeviceBuffer<float> recv_second(3);
+  const Outgoing sends[] = {{send_first.data(), 10 * sizeof(float), next},
+                            {send_second.data(), 3 * sizeof(float), next}};
+  const Incoming receives[] = {{recv_first.data(), 10 * sizeof(float), previous},
+                               {recv_second.data(), 3 * sizeof(float), previous}};
+  nccl_->send_receive(sends, receives);
+  synchronize();
+  EXPECT_EQ(recv_first.download(), contribution(previous, 10, first));
+  EXPECT_EQ(recv_second.download(), contribution(previous, 3, second));
+}
+
+// The same calls on either backend, on two buffers of kScratch bytes of its kind.
+constexpr std::size_t kScratch = 4096;
+void exercise(Communicator& comm, std::byte* in, std::byte* out) {
+  const int p = comm.size();
+  const int r = comm.rank();
+  comm.allreduce(in, 64, DataType::f32, ReduceOp::sum);
+  comm.allgather(in, out, 16);
+  std::vector<std::size_t> sizes(static_cast<std::size_t>(p));
+  for (int q = 0; q < p; ++q) sizes[static_cast<std::size_t>(q)] = q == 1 ? 0 : 2 * q + 3;
+  comm.allgatherv(in, out, sizes);
+  comm.broadcast(in, 40, p - 1);
+  const Outgoing sends[] = {{in, 12, (r + 1) % p}, {in + 12, 4, (r + 1) % p}};
+  const Incoming receives[] = {{out, 12, (r + p - 1) % p}, {out + 12, 4, (r + p - 1) % p}};
+  comm.send_receive(sends, receives);
+  comm.barrier();
+}
+
+TEST_F(Nccl, CountsTrafficAsTheMpiBackendDoes) {
+  MpiCommunicator reference;
+  std::vector<std::byte> in(kScratch);
+  std::vector<std::byte> out(kScratch);
+  exercise(reference, in.data(), out.data());
+  DeviceBuffer<std::byte> device_in(kScratch);
+  DeviceBuffer<std::byte> device_out(kScratch);
+  exercise(*nccl_, device_in.data(), device_out.data());
+  const CommCounters& want = reference.counters();
+  const CommCounters& got = nccl_->counters();
+  EXPECT_EQ(got.calls, want.calls);
+  EXPECT_EQ(got.messages_sent, want.messages_sent);
+  EXPECT_EQ(got.messages_received, want.messages_received);
+  EXPECT_EQ(got.bytes_sent, want.bytes_sent);
+  EXPECT_EQ(got.bytes_received, want.bytes_received);
+}
+
+// Both copies work, on this stream and on one of their own.
+TEST_F(Nccl, DuplicatesReduceIndependently) {
+  cudaStream_t other = nullptr;
+  check(cudaStreamCreate(&other), "cudaStreamCreate");
+  {
+    const std::unique_ptr<Communicator> same_stream = nccl_->duplicate();
+    const std::unique_ptr<NcclCommunicator> own_stream = nccl_->duplicate(other);
+    std::vector<double> ones(10, 1.0);
+    DeviceBuffer<double> a(ones);
+    DeviceBuffer<double> b(ones);
+    DeviceBuffer<double> c(ones);
+    nccl_->allreduce(a.data(), ones.size(), DataType::f64, ReduceOp::sum);
+    same_stream->allreduce(b.data(), ones.size(), DataType::f64, ReduceOp::sum);
+    own_stream->allreduce(c.data(), ones.size(), DataType::f64, ReduceOp::sum);
+    synchronize();
+    check(cudaStreamSynchronize(other), "cudaStreamSynchronize");
+    const std::vector<double> expected(ones.size(), static_cast<double>(p_));
+    EXPECT_EQ(a.download(), expected);
+    EXPECT_EQ(b.download(), expected);
+    EXPECT_EQ(c.download(), expected);
+    EXPECT_EQ(nccl_->counters().calls, 1u) << "each copy counts its own traffic";
+  }
+  cudaStreamDestroy(other);
+}
+
+TEST_F(Nccl, RejectsCallsWhoseSizeTheReceiverDoesNotKnow) {
+  std::vector<std::byte> host(4);
+  EXPECT_THROW(nccl_->send(host.data(), host.size(), 0), std::logic_error);
+  EXPECT_THROW(nccl_->receive(host, 0), std::logic_error);
+  EXPECT_THROW(nccl_->probe(Communicator::kAnyPeer), std::logic_error);
+  EXPECT_THROW(nccl_->exchange(host.data(), host.size(), 0, host), std::logic_error);
+}
+
+// Checked before anything touches a device, so this runs without one.
+TEST(NcclTimeout, MustBePositive) {
+  MpiCommunicator mpi;
+  EXPECT_THROW(NcclCommunicator(mpi, nullptr, std::chrono::milliseconds(0)), std::invalid_argument);
+  EXPECT_THROW(NcclCommunicator(mpi, nullptr, std::chrono::milliseconds(-1)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace commsgd::comm

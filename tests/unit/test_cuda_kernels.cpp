@@ -1,0 +1,304 @@
+// kernels/cuda against the CPU kernels, which test_sparse_kernels checks against the definitions:
+// the exact selector, threshold selection, the merge and the dense updates must give the CPU's
+// bits; Gaussian-k sums its moments in another order, so its threshold may differ in the last
+// bits and only entries that close to it may differ. Without a CUDA device these tests skip,
+// saying so; the argument checks, which run before any device call, run everywhere.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/sparse_ops.hpp"
+#include "kernels/cuda/threshold.hpp"
+#include "kernels/cuda/topk.hpp"
+#include "kernels/sparse_ops.hpp"
+#include "kernels/threshold.hpp"
+#include "kernels/topk.hpp"
+
+namespace commsgd::kernels {
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<float> normal_vector(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// Few distinct magnitudes: long runs of equal keys, so the k-th key's ties span many tiles.
+std::vector<float> tied_vector(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> pick(0, 5);
+  constexpr float kLevels[] = {0.0f, -0.5f, 0.5f, 1.0f, -2.0f, 2.0f};
+  std::vector<float> v(n);
+  for (float& x : v) x = kLevels[pick(rng)];
+  return v;
+}
+
+// Bitwise, so that NaN values compare equal to themselves.
+void expect_same_set(const SparseSet& cpu, const SparseSet& gpu, const std::string& what) {
+  ASSERT_EQ(cpu.indices, gpu.indices) << what;
+  ASSERT_EQ(cpu.values.size(), gpu.values.size()) << what;
+  for (std::size_t i = 0; i < cpu.values.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(cpu.values[i]),
+              std::bit_cast<std::uint32_t>(gpu.values[i]))
+        << what << ": value " << i;
+  }
+}
+
+class DeviceVector {
+ public:
+  DeviceVector(const std::vector<float>& host, cudaStream_t stream) : data_(host.size(), stream) {
+    cuda::check(cudaMemcpyAsync(data_.data(), host.data(), host.size() * sizeof(float),
+                                cudaMemcpyHostToDevice, stream),
+                "upload");
+  }
+  float* data() { return data_.data(); }
+  std::vector<float> download(cudaStream_t stream) const {
+    std::vector<float> host(data_.size());
+    cuda::check(cudaMemcpyAsync(host.data(), data_.data(), host.size() * sizeof(float),
+                                cudaMemcpyDeviceToHost, stream),
+                "download");
+    cuda::check(cudaStreamSynchronize(stream), "download");
+    return host;
+  }
+
+ private:
+  cuda::DeviceArray<float> data_;
+};
+
+class CudaKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int devices = 0;
+    const cudaError_t status = cudaGetDeviceCount(&devices);
+    if (status != cudaSuccess || devices == 0) {
+      GTEST_SKIP() << "no CUDA device (" << cudaGetErrorString(status)
+                   << "): kernels/cuda is compiled here, not run";
+    }
+    cuda::check(cudaStreamCreate(&stream_), "cudaStreamCreate");
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(CudaKernels, ExactTopkIsTheCpuSelection) {
+  TopkSelector cpu;
+  cuda::TopkSelector gpu;  // one selector throughout: its scratch is reused across sizes
+  cuda::DeviceSparseSet out;
+  const std::size_t sizes[] = {1, 37, 4096, 4097, 1'000'003, 100};
+  for (const std::size_t n : sizes) {
+    for (const bool tied : {false, true}) {
+      std::vector<float> x = tied ? tied_vector(n, 7) : normal_vector(n, 11);
+      for (const std::size_t k :
+           {std::size_t{1}, std::max<std::size_t>(1, n / 1000), n / 3 + 1, n}) {
+        SparseSet expected;
+        cpu.select(x, k, expected);
+        DeviceVector dx(x, stream_);
+        gpu.select(dx.data(), n, k, out, stream_);
+        expect_same_set(
+            expected, cuda::download(out, stream_),
+            "n " + std::to_string(n) + " k " + std::to_string(k) + (tied ? " tied" : " normal"));
+      }
+    }
+  }
+}
+
+TEST_F(CudaKernels, ExactTopkRanksNaNAndInfinityFirst) {
+  std::vector<float> x = normal_vector(50'000, 3);
+  x[49'999] = kNaN;
+  x[10] = -kInf;
+  x[20'000] = kInf;
+  x[30'000] = -kNaN;
+  SparseSet expected;
+  TopkSelector().select(x, 3, expected);
+  cuda::TopkSelector gpu;
+  cuda::DeviceSparseSet out;
+  DeviceVector dx(x, stream_);
+  gpu.select(dx.data(), x.size(), 3, out, stream_);
+  const SparseSet got = cuda::download(out, stream_);
+  expect_same_set(expected, got, "non-finite");
+  // Both NaNs (one key, whatever the sign), then the first of the two infinities.
+  EXPECT_EQ(got.indices, (std::vector<std::uint32_t>{10, 30'000, 49'999}));
+}
+
+TEST_F(CudaKernels, ThresholdCountAndSelectionAreTheCpus) {
+  std::vector<float> x = normal_vector(300'001, 5);
+  x[17] = kNaN;
+  cuda::ThresholdSelector gpu;
+  cuda::DeviceSparseSet out;
+  out.reserve(x.size(), stream_);
+  cuda::DeviceArray<std::uint32_t> count(1, stream_);
+  DeviceVector dx(x, stream_);
+  for (const float threshold : {-1.0f, 0.0f, 0.5f, 2.5f, 4.0f, 1e30f}) {
+    SparseSet expected;
+    select_abs_greater(x, threshold, expected);
+    gpu.select(dx.data(), x.size(), threshold, out, stream_);
+    expect_same_set(expected, cuda::download(out, stream_),
+                    "threshold " + std::to_string(threshold));
+    cuda::count_abs_greater(dx.data(), x.size(), threshold, count.data(), stream_);
+    std::uint32_t counted = 0;
+    cuda::check(cudaMemcpy(&counted, count.data(), sizeof counted, cudaMemcpyDeviceToHost),
+                "count");
+    EXPECT_EQ(counted, count_abs_greater(x, threshold)) << threshold;
+  }
+}
+
+TEST_F(CudaKernels, SelectionBeyondCapacityReportsItsTrueCount) {
+  const std::vector<float> x = normal_vector(10'000, 9);
+  SparseSet expected;
+  select_abs_greater(x, 1.0f, expected);
+  ASSERT_GT(expected.size(), 100u);
+  cuda::DeviceSparseSet out;
+  out.reserve(100, stream_);
+  DeviceVector dx(x, stream_);
+  cuda::ThresholdSelector().select(dx.data(), x.size(), 1.0f, out, stream_);
+  EXPECT_EQ(cuda::download_count(out, stream_), expected.size());
+  const SparseSet got = cuda::download(out, stream_);
+  EXPECT_EQ(got.indices,
+            std::vector<std::uint32_t>(expected.indices.begin(), expected.indices.begin() + 100));
+}
+
+TEST_F(CudaKernels, GaussianMatchesTheCpuUpToItsThresholdsLastBits) {
+  GaussianSelector cpu;
+  cuda::GaussianSelector gpu;
+  for (const unsigned seed : {1u, 2u, 3u}) {
+    // Heavy tails (a normal divided by a uniform) make the refinements run.
+    std::vector<float> x = normal_vector(2'000'000, seed);
+    if (seed == 3) {
+      std::mt19937 rng(seed);
+      std::uniform_real_distribution<float> u(0.01f, 1.0f);
+      for (float& v : x) v /= u(rng);
+    }
+    const std::size_t k = 2'000;
+    SparseSet expected;
+    const GaussianSelection cpu_pick = cpu.select(x, k, 0.001, expected);
+    cuda::DeviceSparseSet out;
+    out.reserve(x.size(), stream_);
+    DeviceVector dx(x, stream_);
+    gpu.select(dx.data(), x.size(), k, 0.001, out, stream_);
+    const GaussianSelection gpu_pick = gpu.last_selection(stream_);
+    EXPECT_EQ(gpu_pick.refinements, cpu_pick.refinements) << "seed " << seed;
+    EXPECT_NEAR(gpu_pick.threshold, cpu_pick.threshold, 1e-5 * cpu_pick.threshold) << seed;
+    const SparseSet got = cuda::download(out, stream_);
+    const std::set<std::uint32_t> a(expected.indices.begin(), expected.indices.end());
+    const std::set<std::uint32_t> b(got.indices.begin(), got.indices.end());
+    std::vector<std::uint32_t> differ;
+    std::set_symmetric_difference(a.begin(), a.end(), b.begin(), b.end(),
+                                  std::back_inserter(differ));
+    for (const std::uint32_t i : differ) {
+      EXPECT_NEAR(std::fabs(x[i]), cpu_pick.threshold, 1e-5 * cpu_pick.threshold)
+          << "entry " << i << " selected by one side only, far from the threshold";
+    }
+    EXPECT_TRUE(std::is_sorted(got.indices.begin(), got.indices.end()));
+  }
+}
+
+SparseSet random_set(std::size_t d, std::size_t size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::set<std::uint32_t> picked;
+  std::uniform_int_distribution<std::uint32_t> index(0, static_cast<std::uint32_t>(d - 1));
+  while (picked.size() < size) picked.insert(index(rng));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  SparseSet s;
+  for (const std::uint32_t i : picked) {
+    s.indices.push_back(i);
+    s.values.push_back(normal(rng));
+  }
+  return s;
+}
+
+TEST_F(CudaKernels, MergeKeepKIsTheCpuMerge) {
+  cuda::SparseMerger merger;
+  for (const std::size_t k :
+       {std::size_t{1}, std::size_t{50}, std::size_t{700}, std::size_t{5000}}) {
+    // d small enough that the sets share many indices; b is placed in a larger buffer than its
+    // count, so the merge must ignore the slots past the count.
+    const SparseSet a = random_set(3'000, std::min<std::size_t>(k, 1'000), 21);
+    const SparseSet b = random_set(3'000, std::min<std::size_t>(k, 900), 22);
+    SparseSet expected;
+    merge_keep_k(a, b, k, expected);
+    cuda::DeviceSparseSet da, db, out;
+    upload(a, da, stream_);
+    db.reserve(b.size() + 333, stream_);
+    upload(b, db, stream_);
+    merger.merge_keep_k(da, db, k, out, stream_);
+    expect_same_set(expected, cuda::download(out, stream_), "k " + std::to_string(k));
+  }
+}
+
+TEST_F(CudaKernels, MergeOfEmptySetsIsEmpty) {
+  cuda::DeviceSparseSet a, b, out;
+  upload(SparseSet{}, a, stream_);
+  upload(SparseSet{}, b, stream_);
+  cuda::SparseMerger().merge_keep_k(a, b, 10, out, stream_);
+  EXPECT_EQ(cuda::download_count(out, stream_), 0u);
+}
+
+TEST_F(CudaKernels, ScatterAddAddAndZeroAppliedAreTheCpus) {
+  const std::size_t d = 100'000;
+  std::vector<float> acc = normal_vector(d, 31);
+  const std::vector<float> g = normal_vector(d, 32);
+  const SparseSet s = random_set(d, 4'000, 33);
+  std::vector<std::uint8_t> applied(s.size());
+  for (std::size_t i = 0; i < applied.size(); ++i) applied[i] = i % 3 != 0;
+
+  std::vector<float> expected = acc;
+  add(expected, g);
+  scatter_add(s, expected);
+  zero_applied(expected, s, applied);
+
+  DeviceVector dacc(acc, stream_), dg(g, stream_);
+  cuda::DeviceSparseSet ds;
+  upload(s, ds, stream_);
+  cuda::DeviceArray<std::uint8_t> dapplied(applied.size(), stream_);
+  cuda::check(cudaMemcpyAsync(dapplied.data(), applied.data(), applied.size(),
+                              cudaMemcpyHostToDevice, stream_),
+              "upload applied");
+  cuda::add(dacc.data(), dg.data(), d, stream_);
+  cuda::scatter_add(ds, dacc.data(), stream_);
+  cuda::zero_applied(dacc.data(), ds, dapplied.data(), stream_);
+  const std::vector<float> got = dacc.download(stream_);
+  for (std::size_t i = 0; i < d; ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(expected[i]), std::bit_cast<std::uint32_t>(got[i]))
+        << "entry " << i;
+  }
+}
+
+// Checked on the host before anything is enqueued, so these need no device.
+TEST(CudaKernelArguments, BadArgumentsThrowBeforeAnyDeviceCall) {
+  cuda::DeviceSparseSet out;
+  EXPECT_THROW(cuda::TopkSelector().select(nullptr, 10, 0, out, nullptr), std::invalid_argument);
+  EXPECT_THROW(cuda::TopkSelector().select(nullptr, 10, 11, out, nullptr), std::invalid_argument);
+  EXPECT_THROW(cuda::GaussianSelector().select(nullptr, 10, 0, 0.1, out, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cuda::GaussianSelector().select(nullptr, 10, 1, 0.0, out, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cuda::GaussianSelector().select(nullptr, 10, 1, 1.5, out, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cuda::ThresholdSelector().select(nullptr, 10, kNaN, out, nullptr),
+               std::invalid_argument);
+  cuda::DeviceSparseSet a;
+  EXPECT_THROW(cuda::SparseMerger().merge_keep_k(a, a, 5, a, nullptr), std::invalid_argument);
+  EXPECT_THROW(cuda::SparseMerger().merge_keep_k(a, a, 0, out, nullptr), std::invalid_argument);
+  EXPECT_THROW(cuda::SparseMerger().merge_keep_k(a, a, 5, out, nullptr), std::invalid_argument)
+      << "two sets with no slots";
+}
+
+}  // namespace
+}  // namespace commsgd::kernels
