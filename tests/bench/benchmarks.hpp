@@ -10,5 +10,6 @@ void add_kernels(CLI::App& app);
 void add_collectives(CLI::App& app);
 void add_pingpong(CLI::App& app);
 void add_dense_overlap(CLI::App& app);
+void add_gpu_kernels(CLI::App& app);  // built with the CUDA kernels only
 
 }  // namespace commsgd::bench

@@ -10,10 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "algorithms/stopwatch.hpp"
 #include "analysis/record/run_database.hpp"
@@ -22,37 +20,12 @@
 #include "kernels/topk.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
+#include "tests/bench/selection_bench.hpp"
 
 namespace commsgd::bench {
 namespace {
 
-struct Settings {
-  std::vector<std::size_t> sizes = {1'000'000, 25'000'000};
-  std::vector<double> densities = {0.001, 0.01};
-  int repeats = 5;
-  std::string db = "results/bench.sqlite";
-};
-
-std::vector<float> normal_data(std::size_t d) {
-  std::mt19937 rng(20240501);
-  std::normal_distribution<float> normal;
-  std::vector<float> x(d);
-  for (float& v : x) v = normal(rng);
-  return x;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-struct Candidate {
-  std::string name;
-  std::function<void()> run;
-  std::vector<double> seconds;
-};
-
-void run(const Settings& s) {
+void run(const SelectionSettings& s) {
   at::set_num_threads(1);
   std::vector<record::BenchRow> rows;
   fmt::print("{:>10} {:>7} {:>7} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} | {:>11} {:>14} {:>11}\n",
@@ -115,21 +88,10 @@ void run(const Settings& s) {
 }  // namespace
 
 void add_kernels(CLI::App& app) {
-  auto settings = std::make_shared<Settings>();
+  auto settings = std::make_shared<SelectionSettings>();
   CLI::App* cmd = app.add_subcommand(
       "kernels", "Sparse selectors against the one-pass floor and torch::topk, one thread");
-  cmd->add_option("--sizes", settings->sizes, "Vector lengths d")
-      ->delimiter(',')
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--densities", settings->densities, "Densities ρ in (0, 1] (k = ceil(ρ·d))")
-      ->delimiter(',')
-      ->check(CLI::Range(1e-12, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--repeats", settings->repeats, "Interleaved repeats (median)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--db", settings->db, "SQLite file for the bench rows")->capture_default_str();
+  add_selection_options(*cmd, *settings);
   cmd->callback([settings] { run(*settings); });
 }
 

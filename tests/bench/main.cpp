@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   commsgd::bench::add_collectives(app);
   commsgd::bench::add_pingpong(app);
   commsgd::bench::add_dense_overlap(app);
+#ifdef COMMSGD_WITH_CUDA_KERNELS
+  commsgd::bench::add_gpu_kernels(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
