@@ -20,8 +20,12 @@ template <class T>
 class DeviceArray {
  public:
   DeviceArray() = default;
-  DeviceArray(std::size_t size, cudaStream_t stream) { resize(size, stream); }
-  ~DeviceArray() { release(); }
+  DeviceArray(std::size_t size, cudaStream_t stream) { reserve(size, stream); }
+  // Stream-ordered: work still queued on the stream finishes first. (A destructor cannot report
+  // a failed free.)
+  ~DeviceArray() {
+    if (data_ != nullptr) cudaFreeAsync(data_, stream_);
+  }
   DeviceArray(DeviceArray&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)),
         size_(std::exchange(other.size_, 0)),
@@ -38,25 +42,33 @@ class DeviceArray {
   std::size_t size() const { return size_; }
 
   // Room for at least `size` elements; the contents are not kept (these are scratch buffers).
+  // The array follows the stream it is reserved on: work already queued on the previous one
+  // finishes before `stream` goes on, and the memory is freed on the last one. Every kernel
+  // wrapper reserves what it writes, so a selector may be called on a different stream each time;
+  // a kernel that only reads an array on another stream (scatter_add of a set) must be ordered
+  // before the array is freed, as for any stream-ordered memory.
   void reserve(std::size_t size, cudaStream_t stream) {
-    if (size <= size_) return;
-    resize(size, stream);
+    if (data_ != nullptr && stream != stream_) order_after_previous_stream(stream);
+    stream_ = stream;
+    if (size > size_) resize(size);
   }
 
  private:
-  void resize(std::size_t size, cudaStream_t stream) {
-    release();
+  void order_after_previous_stream(cudaStream_t stream) {
+    cudaEvent_t done = nullptr;
+    check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+    check(cudaEventRecord(done, stream_), "cudaEventRecord");
+    check(cudaStreamWaitEvent(stream, done), "cudaStreamWaitEvent");
+    check(cudaEventDestroy(done), "cudaEventDestroy");  // released once it has fired
+  }
+  void resize(std::size_t size) {
+    if (data_ != nullptr)
+      check(cudaFreeAsync(std::exchange(data_, nullptr), stream_), "cudaFreeAsync");
+    size_ = 0;
     void* p = nullptr;
-    check(cudaMallocAsync(&p, size * sizeof(T), stream), "cudaMallocAsync");
+    check(cudaMallocAsync(&p, size * sizeof(T), stream_), "cudaMallocAsync");
     data_ = static_cast<T*>(p);
     size_ = size;
-    stream_ = stream;
-  }
-  // Freed on the stream it was allocated on: work still queued there that uses it finishes first.
-  void release() {
-    if (data_ != nullptr) cudaFreeAsync(data_, stream_);
-    data_ = nullptr;
-    size_ = 0;
   }
 
   T* data_ = nullptr;

@@ -57,12 +57,16 @@ struct SlotEntries {
 inline constexpr int kStreamThreads = 256;
 
 // Blocks for a grid-stride pass over n entries: enough to fill the device several times over,
-// never more than there are entries.
+// never more than there are entries. The processor count is asked of the driver once per device.
 inline unsigned stream_grid(std::size_t n) {
-  int device = 0, processors = 0;
+  int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device),
-        "cudaDeviceGetAttribute");
+  static thread_local int known_device = -1, processors = 0;
+  if (device != known_device) {
+    check(cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device),
+          "cudaDeviceGetAttribute");
+    known_device = device;
+  }
   const std::size_t blocks = (n + kStreamThreads - 1) / kStreamThreads;
   return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, 8 * std::size_t(processors)));
 }

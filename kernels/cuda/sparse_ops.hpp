@@ -16,6 +16,9 @@ namespace commsgd::kernels::cuda {
 // first min(k, union size) entries in the selection order, sorted by index, in out (reserved to
 // k). The inputs must be sorted by index (not checked: that would need the host), out must not
 // alias them. Sort by index (CUB's stable radix sort), sum neighbours, radix select.
+// A sum that is NaN is the GPU's one NaN (0x7fffffff) where the CPU keeps an operand's payload:
+// its bits, and which of several NaN entries the merge keeps, may differ from the CPU's. Every
+// other sum, infinities and signed zeros included, has the CPU's bits.
 class SparseMerger {
  public:
   void merge_keep_k(const DeviceSparseSet& a, const DeviceSparseSet& b, std::size_t k,

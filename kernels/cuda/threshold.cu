@@ -28,9 +28,11 @@ __global__ void set_bound(SelectionBound* bound, SelectionBound value) {
 
 // ---- Gaussian-k ----------------------------------------------------------------------------
 
-// Σ (x − shift) and Σ (x − shift)² in double, shift = x[0] when finite (kernels/moments.cpp), so
-// that a mean far from zero does not cancel the variance away.
-__global__ void shifted_sums(const float* x, std::size_t n, GaussianState* state) {
+// Each block's Σ (x − shift) and Σ (x − shift)² in double, shift = x[0] when finite
+// (kernels/moments.cpp), so that a mean far from zero does not cancel the variance away.
+// Written per block and summed by one block in gaussian_start, in a fixed order: atomics would
+// add them in arrival order, and the threshold could differ in its last bits from run to run.
+__global__ void shifted_sums(const float* x, std::size_t n, double2* block_sums) {
   using Reduce = cub::BlockReduce<double, detail::kStreamThreads>;
   __shared__ typename Reduce::TempStorage reduce;
   const float shift = isfinite(x[0]) ? x[0] : 0.0f;
@@ -44,18 +46,27 @@ __global__ void shifted_sums(const float* x, std::size_t n, GaussianState* state
   sum = Reduce(reduce).Sum(sum);
   __syncthreads();
   squares = Reduce(reduce).Sum(squares);
-  if (threadIdx.x == 0) {
-    atomicAdd(&state->shifted_sum, sum);
-    atomicAdd(&state->shifted_squares, squares);
-  }
+  if (threadIdx.x == 0) block_sums[blockIdx.x] = {sum, squares};
 }
 
-// thr = float(|μ| + σ·z), z = Φ⁻¹(1 − ρ/2); a non-finite one becomes the largest float.
-__global__ void gaussian_start(const float* x, std::size_t n, double z, GaussianState* state) {
+// μ and σ from the block sums; thr = float(|μ| + σ·z), z = Φ⁻¹(1 − ρ/2); a non-finite one
+// becomes the largest float.
+__global__ void gaussian_start(const float* x, std::size_t n, const double2* block_sums,
+                               unsigned blocks, double z, GaussianState* state) {
+  using Reduce = cub::BlockReduce<double, detail::kStreamThreads>;
+  __shared__ typename Reduce::TempStorage reduce;
+  double sum = 0, squares = 0;
+  for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) {
+    sum += block_sums[b].x;
+    squares += block_sums[b].y;
+  }
+  sum = Reduce(reduce).Sum(sum);
+  __syncthreads();
+  squares = Reduce(reduce).Sum(squares);
+  if (threadIdx.x != 0) return;
   const double shift = isfinite(x[0]) ? x[0] : 0.0f;
-  const double mean_shifted = state->shifted_sum / static_cast<double>(n);
-  const double variance =
-      state->shifted_squares / static_cast<double>(n) - mean_shifted * mean_shifted;
+  const double mean_shifted = sum / static_cast<double>(n);
+  const double variance = squares / static_cast<double>(n) - mean_shifted * mean_shifted;
   const double thr = fabs(shift + mean_shifted) + sqrt(fmax(variance, 0.0)) * z;
   const float threshold = isfinite(thr) && thr <= FLT_MAX ? static_cast<float>(thr) : FLT_MAX;
   state->threshold = threshold;
@@ -136,14 +147,16 @@ void GaussianSelector::select(const float* x, std::size_t n, std::size_t k, doub
   if (!(density > 0.0 && density <= 1.0)) {
     throw std::invalid_argument("cuda gaussian select: density outside (0, 1]");
   }
+  const unsigned blocks = detail::stream_grid(n);
   state_.reserve(1, stream);
+  block_sums_.reserve(blocks, stream);
   tiles_.reserve(detail::tile_count(n), stream);
   out.reserve(1, stream);
   GaussianState* state = state_.data();
-  check(cudaMemsetAsync(state, 0, sizeof *state, stream), "cuda gaussian select");
   const detail::DenseEntries entries{x};
-  shifted_sums<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(x, n, state);
-  gaussian_start<<<1, 1, 0, stream>>>(x, n, normal_quantile(1.0 - density / 2.0), state);
+  shifted_sums<<<blocks, detail::kStreamThreads, 0, stream>>>(x, n, block_sums_.data());
+  gaussian_start<<<1, detail::kStreamThreads, 0, stream>>>(
+      x, n, block_sums_.data(), blocks, normal_quantile(1.0 - density / 2.0), state);
   for (int tried = 0; tried <= 3; ++tried) {
     if (tried > 0) gaussian_refine<<<1, 1, 0, stream>>>(k, state);
     gaussian_count<<<detail::tile_count(n), kTileThreads, 0, stream>>>(

@@ -31,8 +31,7 @@ class ThresholdSelector {
 
 // What the Gaussian-k kernels keep on the device between their passes.
 struct GaussianState {
-  double shifted_sum = 0, shifted_squares = 0;  // Σ (x − shift), Σ (x − shift)²
-  SelectionBound bound;                         // the key of `threshold`
+  SelectionBound bound;  // the key of `threshold`
   float threshold = 0;
   std::int32_t refinements = 0;
   std::uint32_t count = 0;  // entries above `threshold`
@@ -40,7 +39,8 @@ struct GaussianState {
 };
 
 // kernels/threshold.hpp's GaussianSelector, with its arithmetic (μ and σ in double, thresholds
-// in float, the same three refinements), all on the device: one moments pass, then a counting
+// in float, the same three refinements), all on the device, and deterministic (the same bits on
+// the same device and data, run after run): one moments pass, then a counting
 // pass per threshold tried (a pass that finds its threshold unchanged returns at once), then the
 // write pass. μ and σ are summed in another order than on the CPU, so the threshold may differ
 // in its last bits. Capacity as for ThresholdSelector.
@@ -53,6 +53,7 @@ class GaussianSelector {
 
  private:
   DeviceArray<GaussianState> state_;
+  DeviceArray<double2> block_sums_;  // each block's Σ (x − shift), Σ (x − shift)²
   CompactionScratch tiles_;
 };
 

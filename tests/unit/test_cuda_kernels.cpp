@@ -159,6 +159,33 @@ TEST_F(CudaKernels, ThresholdCountAndSelectionAreTheCpus) {
   }
 }
 
+TEST_F(CudaKernels, EmptyInputSelectsNothing) {
+  cuda::DeviceSparseSet out;
+  cuda::ThresholdSelector().select(nullptr, 0, 1.0f, out, stream_);
+  EXPECT_EQ(cuda::download_count(out, stream_), 0u);
+}
+
+// A selector's scratch moves between streams: each call waits for the last one's work.
+TEST_F(CudaKernels, ASelectorMayChangeStreamsBetweenCalls) {
+  cudaStream_t other = nullptr;
+  cuda::check(cudaStreamCreate(&other), "cudaStreamCreate");
+  const std::vector<float> small = normal_vector(10'000, 41), large = normal_vector(500'000, 42);
+  cuda::TopkSelector gpu;
+  TopkSelector cpu;
+  DeviceVector dsmall(small, stream_), dlarge(large, stream_);
+  cuda::check(cudaStreamSynchronize(stream_), "upload");
+  for (int round = 0; round < 4; ++round) {
+    const cudaStream_t stream = round % 2 == 0 ? stream_ : other;
+    const std::vector<float>& x = round < 2 ? small : large;
+    cuda::DeviceSparseSet out;
+    gpu.select((round < 2 ? dsmall : dlarge).data(), x.size(), 100, out, stream);
+    SparseSet expected;
+    cpu.select(x, 100, expected);
+    expect_same_set(expected, cuda::download(out, stream), "round " + std::to_string(round));
+  }
+  cuda::check(cudaStreamDestroy(other), "cudaStreamDestroy");
+}
+
 TEST_F(CudaKernels, SelectionBeyondCapacityReportsItsTrueCount) {
   const std::vector<float> x = normal_vector(10'000, 9);
   SparseSet expected;
@@ -177,15 +204,22 @@ TEST_F(CudaKernels, SelectionBeyondCapacityReportsItsTrueCount) {
 TEST_F(CudaKernels, GaussianMatchesTheCpuUpToItsThresholdsLastBits) {
   GaussianSelector cpu;
   cuda::GaussianSelector gpu;
-  for (const unsigned seed : {1u, 2u, 3u}) {
-    // Heavy tails (a normal divided by a uniform) make the refinements run.
+  // Normal data: no refinement at k = 2000; one and then a count in range at k = 170 000 (the
+  // later counting passes find their threshold unchanged); heavy tails (seed 3: a normal
+  // divided by a uniform): all three.
+  struct Case {
+    unsigned seed;
+    std::size_t k;
+  };
+  for (const Case c : {Case{1, 2'000}, Case{2, 2'000}, Case{1, 170'000}, Case{3, 2'000}}) {
+    const unsigned seed = c.seed;
+    const std::size_t k = c.k;
     std::vector<float> x = normal_vector(2'000'000, seed);
     if (seed == 3) {
       std::mt19937 rng(seed);
       std::uniform_real_distribution<float> u(0.01f, 1.0f);
       for (float& v : x) v /= u(rng);
     }
-    const std::size_t k = 2'000;
     SparseSet expected;
     const GaussianSelection cpu_pick = cpu.select(x, k, 0.001, expected);
     cuda::DeviceSparseSet out;
@@ -193,7 +227,7 @@ TEST_F(CudaKernels, GaussianMatchesTheCpuUpToItsThresholdsLastBits) {
     DeviceVector dx(x, stream_);
     gpu.select(dx.data(), x.size(), k, 0.001, out, stream_);
     const GaussianSelection gpu_pick = gpu.last_selection(stream_);
-    EXPECT_EQ(gpu_pick.refinements, cpu_pick.refinements) << "seed " << seed;
+    EXPECT_EQ(gpu_pick.refinements, cpu_pick.refinements) << "seed " << seed << " k " << k;
     EXPECT_NEAR(gpu_pick.threshold, cpu_pick.threshold, 1e-5 * cpu_pick.threshold) << seed;
     const SparseSet got = cuda::download(out, stream_);
     const std::set<std::uint32_t> a(expected.indices.begin(), expected.indices.end());
@@ -237,6 +271,24 @@ TEST_F(CudaKernels, MergeKeepKIsTheCpuMerge) {
     upload(a, da, stream_);
     db.reserve(b.size() + 333, stream_);
     upload(b, db, stream_);
+    merger.merge_keep_k(da, db, k, out, stream_);
+    expect_same_set(expected, cuda::download(out, stream_), "k " + std::to_string(k));
+  }
+}
+
+TEST_F(CudaKernels, MergeSumsInfinitiesAndSignedZerosAsTheCpu) {
+  SparseSet a, b;
+  a.indices = {3, 7, 9, 12, 20};
+  a.values = {kInf, -0.0f, 1.0f, -0.0f, 5.0f};
+  b.indices = {3, 7, 11, 20};
+  b.values = {2.0f, 0.0f, -kInf, -5.0f};
+  cuda::SparseMerger merger;
+  cuda::DeviceSparseSet da, db, out;
+  upload(a, da, stream_);
+  upload(b, db, stream_);
+  for (const std::size_t k : {std::size_t{2}, std::size_t{6}, std::size_t{10}}) {
+    SparseSet expected;
+    merge_keep_k(a, b, k, expected);
     merger.merge_keep_k(da, db, k, out, stream_);
     expect_same_set(expected, cuda::download(out, stream_), "k " + std::to_string(k));
   }
