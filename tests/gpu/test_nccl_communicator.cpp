@@ -17,6 +17,7 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/nccl_communicator.hpp"
+#include "kernels/cuda/device_array.hpp"
 #include "kernels/half_precision.hpp"
 
 namespace commsgd::comm {
@@ -24,11 +25,7 @@ namespace {
 
 constexpr std::chrono::milliseconds kTimeout{60'000};
 
-void check(cudaError_t error, const char* call) {
-  if (error != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(error));
-  }
-}
+using kernels::cuda::check;
 
 // Device memory holding n values of T, zeroed or copied from the host with cudaMemcpy.
 template <class T>
