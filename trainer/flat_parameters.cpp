@@ -15,9 +15,10 @@ std::int64_t total_numel(const std::vector<torch::Tensor>& tensors) {
   return n;
 }
 
-// Copies each tensor's values into `flat` and re-points the tensor at its slice of it.
-void move_into(std::vector<torch::Tensor>& tensors, torch::Tensor& flat) {
-  flat = torch::empty({total_numel(tensors)}, torch::kFloat32);
+// Copies each tensor's values into `flat`, on `device`, and re-points the tensor at its slice.
+void move_into(std::vector<torch::Tensor>& tensors, torch::Tensor& flat,
+               const torch::Device& device) {
+  flat = torch::empty({total_numel(tensors)}, torch::dtype(torch::kFloat32).device(device));
   std::int64_t offset = 0;
   for (torch::Tensor& t : tensors) {
     torch::Tensor slice = flat.narrow(0, offset, t.numel()).view(t.sizes());
@@ -27,18 +28,40 @@ void move_into(std::vector<torch::Tensor>& tensors, torch::Tensor& flat) {
   }
 }
 
-}  // namespace
+// A host tensor like `device_tensor`, in page-locked memory when that is a GPU's (copies to and
+// from it run at the bus's speed).
+torch::Tensor host_copy(const torch::Tensor& device_tensor) {
+  return torch::empty({device_tensor.numel()}, torch::dtype(torch::kFloat32)
+                                                   .device(torch::kCPU)
+                                                   .pinned_memory(device_tensor.is_cuda()))
+      .copy_(device_tensor);
+}
 
-FlatParameters::FlatParameters(torch::nn::Module& model) : parameters_(model.parameters()) {
-  for (const torch::Tensor& p : parameters_) {
+// The model's device: where its first parameter is (all of them must be there).
+torch::Device model_device(const std::vector<torch::Tensor>& parameters) {
+  const torch::Device device =
+      parameters.empty() ? torch::Device(torch::kCPU) : parameters[0].device();
+  for (const torch::Tensor& p : parameters) {
     if (p.scalar_type() != torch::kFloat32) {
       throw std::invalid_argument("FlatParameters: only float32 parameters are supported");
     }
+    if (p.device() != device) {
+      throw std::invalid_argument("FlatParameters: the parameters are on more than one device");
+    }
   }
-  const torch::NoGradGuard no_grad;
-  move_into(parameters_, params_);
+  return device;
+}
 
-  grads_ = torch::zeros({params_.numel()}, torch::kFloat32);
+}  // namespace
+
+FlatParameters::FlatParameters(torch::nn::Module& model, Staging staging)
+    : parameters_(model.parameters()) {
+  const torch::Device device = model_device(parameters_);
+  staged_ = staging == Staging::always || !device.is_cpu();
+  const torch::NoGradGuard no_grad;
+  move_into(parameters_, params_, device);
+
+  grads_ = torch::zeros({params_.numel()}, torch::dtype(torch::kFloat32).device(device));
   std::int64_t offset = 0;
   for (torch::Tensor& p : parameters_) {
     p.mutable_grad() = grads_.narrow(0, offset, p.numel()).view(p.sizes());
@@ -49,7 +72,32 @@ FlatParameters::FlatParameters(torch::nn::Module& model) : parameters_(model.par
   for (const torch::Tensor& b : model.buffers()) {
     if (b.scalar_type() == torch::kFloat32) float_buffers.push_back(b);
   }
-  move_into(float_buffers, buffers_);
+  move_into(float_buffers, buffers_, device);
+
+  host_params_ = staged_ ? host_copy(params_) : params_;
+  host_grads_ = staged_ ? host_copy(grads_) : grads_;
+  host_buffers_ = staged_ ? host_copy(buffers_) : buffers_;
+}
+
+void FlatParameters::params_to_device() {
+  if (staged_) params_.copy_(host_params_);
+}
+
+void FlatParameters::grads_to_host() {
+  if (staged_) host_grads_.copy_(grads_);
+}
+
+void FlatParameters::buffers_to_host() {
+  if (staged_) host_buffers_.copy_(buffers_);
+}
+
+void FlatParameters::buffers_to_device() {
+  if (staged_) buffers_.copy_(host_buffers_);
+}
+
+void FlatParameters::zero_grads() {
+  grads_.zero_();
+  if (staged_) host_grads_.zero_();
 }
 
 void FlatParameters::on_gradient_ready(
@@ -61,8 +109,12 @@ void FlatParameters::on_gradient_ready(
     const auto count = static_cast<std::size_t>(p.numel());
     if (std::shared_ptr<torch::autograd::Node> accumulator =
             torch::autograd::impl::grad_accumulator(p)) {
+      const auto begin = static_cast<std::int64_t>(offset), n = static_cast<std::int64_t>(count);
       accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-          [ready, offset, count](const variable_list& outputs, const variable_list&) {
+          [this, ready, offset, count, begin, n](const variable_list& outputs,
+                                                 const variable_list&) {
+            // A blocking copy: it waits for the accumulation that was just queued on the GPU.
+            if (staged_) host_grads_.narrow(0, begin, n).copy_(grads_.narrow(0, begin, n));
             ready(offset, count);
             return outputs;
           }));

@@ -321,7 +321,8 @@ class LstmLanguageModel final : public Model {
   torch::Tensor forward(torch::Tensor tokens) override {
     const std::int64_t streams = tokens.size(1);
     if (!state_ || std::get<0>(*state_).size(1) != streams) {
-      const torch::Tensor zeros = torch::zeros({spec_.layers, streams, spec_.hidden});
+      const torch::Tensor zeros =
+          torch::zeros({spec_.layers, streams, spec_.hidden}, embedding_->weight.options());
       state_ = {zeros, zeros.clone()};
     }
     auto [output, state] = lstm_->forward(dropout_(embedding_(tokens)), *state_);
@@ -336,7 +337,9 @@ class LstmLanguageModel final : public Model {
   std::vector<float> state() const override {
     if (!state_) return {};
     const torch::Tensor both =
-        torch::cat({std::get<0>(*state_).flatten(), std::get<1>(*state_).flatten()}).contiguous();
+        torch::cat({std::get<0>(*state_).flatten(), std::get<1>(*state_).flatten()})
+            .to(torch::kCPU)
+            .contiguous();
     return {both.data_ptr<float>(), both.data_ptr<float>() + both.numel()};
   }
 
@@ -345,7 +348,8 @@ class LstmLanguageModel final : public Model {
     const auto per_stream = static_cast<std::int64_t>(2 * spec_.layers * spec_.hidden);
     const auto streams = static_cast<std::int64_t>(values.size()) / per_stream;
     const torch::Tensor both = torch::tensor(std::vector<float>(values.begin(), values.end()))
-                                   .view({2, spec_.layers, streams, spec_.hidden});
+                                   .view({2, spec_.layers, streams, spec_.hidden})
+                                   .to(embedding_->weight.device());
     state_ = {both[0].clone(), both[1].clone()};
   }
 

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <regex>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/epoch_schedule.hpp"
@@ -70,6 +71,12 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--threads", o.threads,
                  "Intra-op threads per rank (0: the node's cores divided among its ranks)")
       ->check(kNonNegative)
+      ->group(run);
+  app.add_option("--device", o.device,
+                 "Where the model computes: cpu, cuda (each rank the GPU of its node-local rank, "
+                 "modulo the GPUs it sees) or cuda:N. On a GPU the algorithms still exchange and "
+                 "update host copies of the gradient and parameters, over MPI; needs a LibTorch "
+                 "built with CUDA")
       ->group(run);
 
   const std::string dense = "Dense S-SGD (dense)";
@@ -342,6 +349,9 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
 
 void validate(const Options& o) {
   const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
+  if (!std::regex_match(o.device, std::regex("cpu|cuda(:[0-9]{1,4})?"))) {
+    throw UsageError("--device " + o.device + ": expected cpu, cuda or cuda:N");
+  }
   if (o.grad_stats_every > 0 && algorithm.selector.empty()) {
     throw UsageError(
         "--grad-stats-every applies to the sparse algorithms (topk, gtopk, "

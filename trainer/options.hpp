@@ -28,7 +28,8 @@ struct Options {
   int epochs = 10;
   long max_steps = 0;  // 0: no limit besides --epochs
   std::uint64_t seed = 1;
-  int threads = 0;  // 0: the node's cores shared among its ranks
+  int threads = 0;             // 0: the node's cores shared among its ranks
+  std::string device = "cpu";  // or cuda (each rank its node-local GPU), cuda:N
   // Dense S-SGD
   double bucket_mb = 25;
   std::string wire_dtype = "fp32";  // or fp16, bf16
@@ -95,7 +96,7 @@ struct Options {
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
-    Options, algo, epochs, max_steps, seed, threads, bucket_mb, wire_dtype, density,
+    Options, algo, epochs, max_steps, seed, threads, device, bucket_mb, wire_dtype, density,
     density_schedule, selector, aggregation, no_error_feedback, topology, peers_per_iter,
     max_staleness, comm_timeout, model, mlp_hidden, lstm_hidden, lstm_layers, lstm_dropout,
     untie_embeddings, bptt, dataset, data_path, csv_shape, val_fraction, val_split, synthetic_shape,

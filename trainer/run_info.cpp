@@ -43,7 +43,8 @@ nlohmann::json network_environment() {
 
 }  // namespace
 
-record::RunInfo make_run_info(const Options& o, int workers, int nodes, std::size_t parameters) {
+record::RunInfo make_run_info(const Options& o, const std::string& device, int workers, int nodes,
+                              std::size_t parameters) {
   record::RunInfo info;
   info.id = record::new_run_id();
   const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
@@ -58,7 +59,7 @@ record::RunInfo make_run_info(const Options& o, int workers, int nodes, std::siz
   info.nodes = nodes;
   info.network = o.network;
   info.backend = "mpi";
-  info.device = "cpu";
+  info.device = device;
   info.batch_size = o.batch_size;
   info.lr = o.lr;
   info.epochs = o.epochs;

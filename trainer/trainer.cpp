@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <fmt/core.h>
+#include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
@@ -89,7 +90,8 @@ Evaluation combine(EvaluationSums sums, bool has_top5, comm::Communicator& comm)
 // Each rank scores the validation samples i ≡ rank (mod P); the sums are combined, so every
 // sample counts exactly once whatever P is.
 Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, const data::Dataset& ds,
-                               int batch_size, comm::Communicator& comm) {
+                               int batch_size, const torch::Device& device,
+                               comm::Communicator& comm) {
   const data::SampleShape& shape = ds.shape;
   std::vector<std::uint32_t> indices;
   for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < ds.validation_size();
@@ -110,7 +112,8 @@ Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, cons
     const auto n = static_cast<std::int64_t>(count);
     const torch::Tensor x =
         torch::from_blob(features.data(), {n, shape.channels, shape.height, shape.width});
-    score(model.forward(x), torch::from_blob(labels.data(), {n}, torch::kInt64), has_top5, sums);
+    score(model.forward(x.to(device)),
+          torch::from_blob(labels.data(), {n}, torch::kInt64).to(device), has_top5, sums);
   }
   return combine(sums, has_top5, comm);
 }
@@ -118,7 +121,7 @@ Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, cons
 // Each rank reads its contiguous share of the validation text as streams, from a fresh state;
 // every token is scored once. Perplexity is exp of the mean loss per token.
 Evaluation evaluate_language_model(Model& model, const data::TokenStreams& validation,
-                                   comm::Communicator& comm) {
+                                   const torch::Device& device, comm::Communicator& comm) {
   model.reset_state();
   EvaluationSums sums{};
   std::vector<std::int64_t> tokens, targets;
@@ -129,10 +132,11 @@ Evaluation evaluate_language_model(Model& model, const data::TokenStreams& valid
     validation.read(batch, tokens, targets);
     const auto shape = {static_cast<std::int64_t>(rows),
                         static_cast<std::int64_t>(validation.streams())};
-    score(model.forward(torch::from_blob(tokens.data(), shape, torch::kInt64)),
-          torch::from_blob(targets.data(), {static_cast<std::int64_t>(targets.size())},
-                           torch::kInt64),
-          true, sums);
+    score(
+        model.forward(torch::from_blob(tokens.data(), shape, torch::kInt64).to(device)),
+        torch::from_blob(targets.data(), {static_cast<std::int64_t>(targets.size())}, torch::kInt64)
+            .to(device),
+        true, sums);
   }
   model.reset_state();
   Evaluation e = combine(sums, true, comm);
@@ -154,8 +158,12 @@ Evaluation evaluate_model(Model& model, FlatParameters& flat, algorithms::Algori
     local.assign(params.begin(), params.end());
     std::copy(evaluated.begin(), evaluated.end(), params.begin());
   }
+  flat.params_to_device();
   const Evaluation e = evaluate();
-  if (!local.empty()) std::copy(local.begin(), local.end(), params.begin());
+  if (!local.empty()) {
+    std::copy(local.begin(), local.end(), params.begin());
+    flat.params_to_device();
+  }
   model.train();
   return e;
 }
@@ -214,6 +222,7 @@ void set_torch_rng_state(std::span<const std::byte> bytes) {
 
 // Everything a run needs, built identically on every rank before training starts.
 struct Setup {
+  torch::Device device = torch::kCPU;
   data::Dataset dataset;
   std::size_t loader_threads = 1;  // image-folder: decoding threads per batch reader
   std::shared_ptr<Model> model;
@@ -255,8 +264,26 @@ void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) 
   }
 }
 
+// --device as a LibTorch device; "cuda" is the GPU of the rank's node-local rank (modulo the GPUs
+// it sees, for a launcher that already gave each rank its own).
+torch::Device resolve_device(const std::string& option, int local_rank) {
+  if (option == "cpu") return torch::kCPU;
+  if (!torch::cuda::is_available()) {
+    throw UsageError("--device " + option +
+                     ": LibTorch sees no CUDA device (no GPU visible to this rank, or a LibTorch "
+                     "built without CUDA)");
+  }
+  const auto gpus = static_cast<int>(torch::cuda::device_count());
+  const int index = option == "cuda" ? local_rank % gpus : std::stoi(option.substr(5));
+  if (index >= gpus) {
+    throw UsageError(fmt::format("--device {}: this rank sees {} GPUs", option, gpus));
+  }
+  return {torch::kCUDA, static_cast<torch::DeviceIndex>(index)};
+}
+
 Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
   Setup s;
+  s.device = resolve_device(o.device, where.local_rank);
   const int cores_per_rank = std::max(
       1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, where.local_size));
   at::set_num_threads(o.threads > 0 ? o.threads : cores_per_rank);
@@ -273,6 +300,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
                  o.mlp_hidden,
                  {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings}};
   s.model = make_model(spec);
+  s.model->to(s.device);
   s.flat = std::make_unique<FlatParameters>(*s.model);
 
   if (s.dataset.text) {
@@ -296,7 +324,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
     });
   }
 
-  s.run = make_run_info(o, comm.size(), where.nodes, s.flat->params().size());
+  s.run = make_run_info(o, s.device.str(), comm.size(), where.nodes, s.flat->params().size());
   return s;
 }
 
@@ -516,6 +544,7 @@ class TrainingLoop {
     c.options_hash = computation_hash(o_);
     c.position = next;
     c.params.assign(s_.flat->params().begin(), s_.flat->params().end());
+    s_.flat->buffers_to_host();
     c.buffers.assign(s_.flat->buffers().begin(), s_.flat->buffers().end());
     c.momentum = momentum_;
     c.model_state = s_.model->state();
@@ -561,13 +590,17 @@ class TrainingLoop {
     sample.data_s = phase.restart();
 
     flat.zero_grads();
-    const torch::Tensor logits = s_.model->forward(x_);
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y_);
+    flat.params_to_device();
+    const torch::Tensor y = y_.to(s_.device);
+    const torch::Tensor logits = s_.model->forward(x_.to(s_.device));
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
     sample.loss = loss.item<double>();
     if (std::isfinite(sample.loss)) {
       algorithm.begin_backward(flat.grads());
       loss.backward();
       if (iteration == 0) flat.check_grads_in_place();
+      // An algorithm overlapping backward was handed each gradient as it became ready.
+      if (!algorithm.overlaps_backward()) flat.grads_to_host();
     }
     // A NaN or Inf would silently ruin the model (and, in a residual, never leave it): stop with
     // an error, or with skip-step leave this batch out: the rank contributes a zero gradient.
@@ -584,7 +617,7 @@ class TrainingLoop {
     } else {
       const auto rows = static_cast<double>(labels_.size());  // samples, or tokens
       train_sums_[0] += sample.loss * rows;
-      train_sums_[1] += logits.argmax(1).eq(y_).sum().item<double>();
+      train_sums_[1] += logits.argmax(1).eq(y).sum().item<double>();
       train_sums_[2] += rows;
     }
     sample.forward_backward_s = phase.restart();
@@ -632,12 +665,14 @@ class TrainingLoop {
 
   Evaluation end_epoch(int epoch, long iterations_done, double samples_per_second) {
     comm_.allreduce(std::span(train_sums_), comm::ReduceOp::sum);
+    s_.flat->buffers_to_host();
     comm_.broadcast(s_.flat->buffers(), 0);  // evaluate rank 0's batch-norm statistics everywhere
+    s_.flat->buffers_to_device();
     const Evaluation eval = evaluate_model(*s_.model, *s_.flat, *s_.algorithm, [&] {
       return s_.validation_streams
-                 ? evaluate_language_model(*s_.model, *s_.validation_streams, comm_)
+                 ? evaluate_language_model(*s_.model, *s_.validation_streams, s_.device, comm_)
                  : evaluate_classifier(*s_.model, *validation_reader_, s_.dataset,
-                                       o_.eval_batch_size, comm_);
+                                       o_.eval_batch_size, s_.device, comm_);
     });
     const EpochReport report{epoch,
                              train_sums_[0] / train_sums_[2],
@@ -783,6 +818,7 @@ void restore(const RankCheckpoint& c, Setup& s) {
   };
   copy(c.params, s.flat->params(), "parameters:");
   copy(c.buffers, s.flat->buffers(), "buffers:");
+  s.flat->buffers_to_device();
   set_torch_rng_state(c.torch_rng);
   algorithms::StateReader state(std::span<const std::byte>(c.algorithm_state));
   s.algorithm->load_state(state);
@@ -818,6 +854,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     // One initial model for everyone, whatever each rank's RNG did.
     comm.broadcast(s.flat->params(), 0);
     comm.broadcast(s.flat->buffers(), 0);
+    s.flat->buffers_to_device();
     if (rank0) s.db->begin_run(s.run);
   }
   if (rank0) termination::record_run(database_path(o, s.run.id), s.run.id);

@@ -1,0 +1,82 @@
+// commsgd-train --device cuda against --device cpu: the model computes on the GPU, the algorithms
+// work on host copies of its flat buffers. Every case skips, saying why, where LibTorch sees no
+// CUDA device (a CPU-only LibTorch, or no GPU).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tests/support/trainer_runs.hpp"
+
+namespace commsgd::testing {
+namespace {
+
+struct Case {
+  std::string algo;
+  std::string model;
+  // Relative L2 distance allowed between the GPU's and the CPU's final parameters: the GPU sums
+  // in other orders, and a sparse selection or a gossip mix can carry a rounding difference
+  // further than a dense step does.
+  double tolerance;
+};
+
+void PrintTo(const Case& c, std::ostream* out) { *out << c.algo << " on " << c.model; }
+
+class CudaTraining : public TrainerRuns, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(CudaTraining, FollowsTheCpuTrajectory) {
+  const Case& c = GetParam();
+  // 2 ranks: with one GPU both share it (--device cuda takes the node-local rank modulo the GPUs).
+  // resnet20 has batch norm, so its running statistics travel between device and host too.
+  std::vector<std::string> common = {
+      "--algo",   c.algo,         "--model",   c.model, "--max-steps", "12",     "--epochs",
+      "1",        "--batch-size", "16",        "--lr",  "0.05",        "--seed", "5",
+      "--db-dir", dir_.string(),  "--density", "0.01",  "--log-every", "4"};
+  if (c.model == "mlp") {
+    common.insert(common.end(), {"--dataset", "csv", "--data-path", COMMSGD_DIGITS_CSV});
+  } else {
+    common.insert(common.end(), {"--dataset", "synthetic", "--synthetic-train", "512"});
+  }
+  auto gpu = common;
+  gpu.insert(gpu.end(), {"--device", "cuda", "--db", (dir_ / "gpu.sqlite").string(),
+                         "--dump-params", (dir_ / "gpu.bin").string()});
+  const ProcessResult on_gpu = train(2, gpu);
+  if (on_gpu.exit_code == 2 && on_gpu.output.find("sees no CUDA device") != std::string::npos) {
+    GTEST_SKIP() << "no CUDA device: " << on_gpu.output;
+  }
+  ASSERT_EQ(on_gpu.exit_code, 0) << on_gpu.output;
+  auto cpu = common;
+  cpu.insert(cpu.end(), {"--device", "cpu", "--dump-params", (dir_ / "cpu.bin").string()});
+  const ProcessResult on_cpu = train(2, cpu);
+  ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.output;
+
+  const std::vector<float> g = read_floats(dir_ / "gpu.bin");
+  const std::vector<float> p = read_floats(dir_ / "cpu.bin");
+  ASSERT_EQ(g.size(), p.size());
+  ASSERT_GT(p.size(), 0u);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    diff += (double(g[i]) - p[i]) * (double(g[i]) - p[i]);
+    norm += double(p[i]) * p[i];
+  }
+  EXPECT_LE(std::sqrt(diff / norm), c.tolerance) << "relative L2 distance of the final parameters";
+
+  const auto runs = query(dir_ / "gpu.sqlite", "SELECT device, status FROM runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0][0], "cuda:0");
+  EXPECT_EQ(runs[0][1], "completed");
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, CudaTraining,
+                         ::testing::Values(Case{"dense", "mlp", 1e-4},
+                                           Case{"dense", "resnet20", 1e-3},
+                                           Case{"topk", "mlp", 1e-2},
+                                           Case{"sgp", "resnet20", 1e-2}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.algo + "_" + info.param.model;
+                         });
+
+}  // namespace
+}  // namespace commsgd::testing
