@@ -27,18 +27,18 @@ void Communicator::broadcast(std::string& text, int root) {
 void Communicator::allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
   const std::uint64_t p = static_cast<std::uint64_t>(size());
   const std::uint64_t wire = 2 * (p - 1) * count * size_of(type) / p;
+  do_allreduce(buffer, count, type, op);
   ++counters_.calls;
   counters_.bytes_sent += wire;
   counters_.bytes_received += wire;
-  do_allreduce(buffer, count, type, op);
 }
 
 void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
   const std::uint64_t wire = static_cast<std::uint64_t>(size() - 1) * bytes_per_rank;
+  do_allgather(send, recv, bytes_per_rank);
   ++counters_.calls;
   counters_.bytes_sent += wire;
   counters_.bytes_received += wire;
-  do_allgather(send, recv, bytes_per_rank);
 }
 
 void Communicator::allgatherv(const void* send, void* recv,
@@ -46,27 +46,27 @@ void Communicator::allgatherv(const void* send, void* recv,
   const std::uint64_t mine = bytes_per_rank[static_cast<std::size_t>(rank())];
   std::uint64_t all = 0;
   for (const std::size_t b : bytes_per_rank) all += b;
+  do_allgatherv(send, recv, bytes_per_rank);
   ++counters_.calls;
   counters_.bytes_sent += static_cast<std::uint64_t>(size() - 1) * mine;
   counters_.bytes_received += all - mine;
-  do_allgatherv(send, recv, bytes_per_rank);
 }
 
 void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
+  do_broadcast(buffer, bytes, root);
   ++counters_.calls;
   if (size() > 1) (rank() == root ? counters_.bytes_sent : counters_.bytes_received) += bytes;
-  do_broadcast(buffer, bytes, root);
 }
 
 void Communicator::barrier() {
-  ++counters_.calls;
   do_barrier();
+  ++counters_.calls;
 }
 
 void Communicator::send(const void* data, std::size_t bytes, int peer) {
+  do_send(data, bytes, peer);
   ++counters_.messages_sent;
   counters_.bytes_sent += bytes;
-  do_send(data, bytes, peer);
 }
 
 void Communicator::receive(std::vector<std::byte>& recv, int peer) {
@@ -86,11 +86,11 @@ void Communicator::exchange(const void* send, std::size_t bytes, int peer,
 
 void Communicator::send_receive(std::span<const Outgoing> sends,
                                 std::span<const Incoming> receives) {
+  do_send_receive(sends, receives);
   counters_.messages_sent += sends.size();
   counters_.messages_received += receives.size();
   for (const Outgoing& m : sends) counters_.bytes_sent += m.bytes;
   for (const Incoming& m : receives) counters_.bytes_received += m.bytes;
-  do_send_receive(sends, receives);
 }
 
 }  // namespace commsgd::comm

@@ -131,6 +131,7 @@ class Communicator {
   // Root's text on every rank, whatever its length there.
   void broadcast(std::string& text, int root);
 
+  // What the calls that returned have moved; a call that throws counts nothing.
   const CommCounters& counters() const { return counters_; }
 
  protected:

@@ -1,13 +1,15 @@
 // Multi-rank tests of dense S-SGD's buckets (P = 1..5): whatever the bucket size, wire type and
 // order in which backward reports gradients, every rank ends with the mean of all ranks'
 // gradients; buckets travel before synchronize_gradients() is called; fp16 and bf16 halve the
-// bytes. Every rank runs every test; no check skips a collective.
+// bytes, and a half-precision reduction the wire cannot do is rejected without being counted.
+// Every rank runs every test; no check skips a collective.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -130,6 +132,20 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The point of buckets: they are reduced while backward still runs. Once gradients have been
 // reported, the comm thread reduces buckets without synchronize_gradients() being called.
+// Every rank rejects the call alike before any transfer, so none is left waiting in it.
+TEST(Counters, ARejectedCallCountsNothing) {
+  comm::MpiCommunicator comm;
+  std::vector<std::uint16_t> halves(8, 0);
+  const comm::CommCounters before = comm.counters();
+  EXPECT_THROW(
+      comm.allreduce(halves.data(), halves.size(), comm::DataType::f16, comm::ReduceOp::max),
+      std::invalid_argument);
+  EXPECT_EQ(comm.counters().calls, before.calls);
+  EXPECT_EQ(comm.counters().bytes_sent, before.bytes_sent);
+  comm.allreduce(halves.data(), halves.size(), comm::DataType::f16, comm::ReduceOp::sum);
+  EXPECT_EQ(comm.counters().calls, before.calls + 1);
+}
+
 TEST(DenseOverlap, BucketsTravelBeforeSynchronizeIsCalled) {
   comm::MpiCommunicator comm;
   Dense dense(comm, dense_config(400, comm::DataType::f32));  // 100 floats a bucket: 19 buckets
