@@ -6,9 +6,9 @@
 namespace commsgd::trainer {
 
 // The `runs` row of this run: the options, where it ran (`device` as LibTorch names it, host,
-// Slurm ids, the network profile's
-// variables under "network_environment" in the config JSON), the model's parameter count
-// ("parameters" in the config JSON, for the cost model), and which build.
+// Slurm ids, the network profile's variables under "network_environment" in the config JSON),
+// the model's parameter count ("parameters" in the config JSON, for the cost model), and which
+// build.
 record::RunInfo make_run_info(const Options& options, const std::string& device, int workers,
                               int nodes, std::size_t parameters);
 

@@ -3,7 +3,6 @@
 // CUDA device (a CPU-only LibTorch, or no GPU).
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,7 +21,9 @@ struct Case {
   double tolerance;
 };
 
-void PrintTo(const Case& c, std::ostream* out) { *out << c.algo << " on " << c.model; }
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.algo << " on " << c.model;
+}
 
 class CudaTraining : public TrainerRuns, public ::testing::WithParamInterface<Case> {};
 
@@ -56,12 +57,7 @@ TEST_P(CudaTraining, FollowsTheCpuTrajectory) {
   const std::vector<float> p = read_floats(dir_ / "cpu.bin");
   ASSERT_EQ(g.size(), p.size());
   ASSERT_GT(p.size(), 0u);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    diff += (double(g[i]) - p[i]) * (double(g[i]) - p[i]);
-    norm += double(p[i]) * p[i];
-  }
-  EXPECT_LE(std::sqrt(diff / norm), c.tolerance) << "relative L2 distance of the final parameters";
+  EXPECT_LE(relative_distance(g, p), c.tolerance) << "relative L2 distance of the final parameters";
 
   const auto runs = query(dir_ / "gpu.sqlite", "SELECT device, status FROM runs");
   ASSERT_EQ(runs.size(), 1u);

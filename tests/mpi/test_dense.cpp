@@ -1,7 +1,6 @@
 // Multi-rank tests of --algo dense: every case is a real mpirun launch of commsgd-train.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -55,12 +54,7 @@ TEST_P(Equivalence, FourRanksMatchOneRankWithFourTimesTheBatch) {
   const std::vector<float> p1 = read_floats(dir_ / "p1.bin");
   ASSERT_EQ(p4.size(), p1.size());
   ASSERT_GT(p1.size(), 0u);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < p1.size(); ++i) {
-    diff += (double(p4[i]) - p1[i]) * (double(p4[i]) - p1[i]);
-    norm += double(p1[i]) * p1[i];
-  }
-  EXPECT_LE(std::sqrt(diff / norm), 1e-5) << "relative L2 distance of the final parameters";
+  EXPECT_LE(relative_distance(p4, p1), 1e-5) << "relative L2 distance of the final parameters";
 }
 
 INSTANTIATE_TEST_SUITE_P(NoBatchNorm, Equivalence, ::testing::Values("mlp", "lenet"));
@@ -81,12 +75,7 @@ TEST_F(DenseMpi, SmallBucketsFollowTheUnbucketedTrajectory) {
   const std::vector<float> one = read_floats(dir_ / "0.bin");
   const std::vector<float> many = read_floats(dir_ / "0.01.bin");
   ASSERT_EQ(one.size(), many.size());
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < one.size(); ++i) {
-    diff += (double(many[i]) - one[i]) * (double(many[i]) - one[i]);
-    norm += double(one[i]) * one[i];
-  }
-  EXPECT_LE(std::sqrt(diff / norm), 1e-5) << "relative L2 distance of the final parameters";
+  EXPECT_LE(relative_distance(many, one), 1e-5) << "relative L2 distance of the final parameters";
 }
 
 // fp16 and bf16 on the wire: half the bytes of fp32 per step, and the digits are still learned.

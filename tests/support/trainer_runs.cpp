@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cmath>
 #include <fstream>
 
 namespace commsgd::testing {
@@ -72,6 +73,15 @@ std::vector<float> read_floats(const fs::path& path) {
   in.read(reinterpret_cast<char*>(values.data()),
           static_cast<std::streamsize>(values.size() * sizeof(float)));
   return values;
+}
+
+double relative_distance(const std::vector<float>& x, const std::vector<float>& reference) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    diff += (double(x[i]) - reference[i]) * (double(x[i]) - reference[i]);
+    norm += double(reference[i]) * reference[i];
+  }
+  return std::sqrt(diff / norm);
 }
 
 }  // namespace commsgd::testing

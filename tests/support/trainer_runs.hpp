@@ -32,4 +32,8 @@ bool has_rows(const std::filesystem::path& db, const std::string& table);
 // A file of raw float32 values (--dump-params).
 std::vector<float> read_floats(const std::filesystem::path& path);
 
+// ‖x − reference‖ / ‖reference‖, in double: how far apart two runs' final parameters are. The
+// sizes must match (checked by the caller, so that a mismatch fails the test rather than this).
+double relative_distance(const std::vector<float>& x, const std::vector<float>& reference);
+
 }  // namespace commsgd::testing
