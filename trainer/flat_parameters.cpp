@@ -109,12 +109,14 @@ void FlatParameters::on_gradient_ready(
     const auto count = static_cast<std::size_t>(p.numel());
     if (std::shared_ptr<torch::autograd::Node> accumulator =
             torch::autograd::impl::grad_accumulator(p)) {
-      const auto begin = static_cast<std::int64_t>(offset), n = static_cast<std::int64_t>(count);
       accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-          [this, ready, offset, count, begin, n](const variable_list& outputs,
-                                                 const variable_list&) {
+          [this, ready, offset, count](const variable_list& outputs, const variable_list&) {
             // A blocking copy: it waits for the accumulation that was just queued on the GPU.
-            if (staged_) host_grads_.narrow(0, begin, n).copy_(grads_.narrow(0, begin, n));
+            if (staged_) {
+              const auto begin = static_cast<std::int64_t>(offset);
+              const auto n = static_cast<std::int64_t>(count);
+              host_grads_.narrow(0, begin, n).copy_(grads_.narrow(0, begin, n));
+            }
             ready(offset, count);
             return outputs;
           }));
