@@ -2,9 +2,11 @@
 # Builds commsgd for this node's GPU (the `cuda` preset, in build/cuda) and runs what needs one:
 # the tests labelled gpu (the CUDA kernels against the CPU ones, the NCCL communicator,
 # `--device cuda` against `--device cpu`, the gpu-kernels smoke run), then
-# `commsgd-bench gpu-kernels` at the acceptance point (d = 25M, ρ = 0.001) and around it. The
-# figures go to OUT/bench.sqlite (bench table), the logs beside it. Without a GPU it builds, the
-# tests skip, saying why, and the benchmark's "no CUDA device" makes the exit status 2.
+# `commsgd-bench gpu-kernels` at the acceptance point (d = 25M, ρ = 0.001) and around it, and
+# ResNet-20 and VGG-16 on the GPU for the cost model's prediction of the gTop-k paper's table.
+# The figures go to OUT (bench.sqlite, runs.sqlite, paper.md), the logs beside them. Without a
+# GPU it builds, the tests skip, saying why, and the benchmark's "no CUDA device" makes the exit
+# status 2.
 #
 # Usage: scripts/gpu-check.sh [--deps DIR] [--out DIR] [--jobs N]
 #   --deps DIR  the .deb files of scripts/bundle-deps.sh, for a node without MPI and the other
@@ -88,6 +90,24 @@ benchmark=0
 "$bench" gpu-kernels --sizes 1000000,25000000 --densities 0.001,0.01 --db "$out/bench.sqlite" \
   2>&1 | tee "$out/gpu-kernels.txt" || benchmark=$?
 
-echo "gpu-check: logs and bench.sqlite in $out"
-[ "$tests" -eq 0 ] || exit "$tests"
-exit "$benchmark"
+# The papers' models on this GPU, one rank each: the time besides communication from which the
+# cost model predicts the gTop-k paper's 32-worker 1 GbE table (results/costmodel/run.sh measures
+# the same on CPUs). The first logged window, the warm-up, is not counted.
+training=0
+if [ "$benchmark" -eq 0 ]; then
+  for model in resnet20 vgg16; do
+    batch=32
+    [ "$model" = vgg16 ] && batch=128
+    for algo in dense topk gtopk; do
+      build/cuda/trainer/commsgd-train --device cuda --algo "$algo" --model "$model" \
+        --dataset synthetic --synthetic-shape 3,32,32 --synthetic-train $((batch * 30)) \
+        --batch-size "$batch" --max-steps 30 --log-every 10 --db "$out/runs.sqlite" --quiet ||
+        training=$?
+    done
+  done
+  build/cuda/analysis/report/commsgd-report simulate paper -f markdown "$out/runs.sqlite" |
+    tee "$out/paper.md" || training=$?
+fi
+
+echo "gpu-check: logs, bench.sqlite, runs.sqlite and paper.md in $out"
+for status in "$tests" "$benchmark" "$training"; do [ "$status" -eq 0 ] || exit "$status"; done
