@@ -85,10 +85,9 @@ echo "built; $(grep -c "warning:" "$out/build.log" || true) compiler warning(s) 
 tests=0
 ctest --preset gpu -j "$jobs" 2>&1 | tee "$out/ctest-gpu.log" || tests=$?
 
-bench=build/cuda/tests/bench/commsgd-bench
 benchmark=0
-"$bench" gpu-kernels --sizes 1000000,25000000 --densities 0.001,0.01 --db "$out/bench.sqlite" \
-  2>&1 | tee "$out/gpu-kernels.txt" || benchmark=$?
+build/cuda/tests/bench/commsgd-bench gpu-kernels --sizes 1000000,25000000 --densities 0.001,0.01 \
+  --db "$out/bench.sqlite" 2>&1 | tee "$out/gpu-kernels.txt" || benchmark=$?
 
 # The papers' models on this GPU, one rank each: the time besides communication from which the
 # cost model predicts the gTop-k paper's 32-worker 1 GbE table (results/costmodel/run.sh measures
