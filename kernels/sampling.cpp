@@ -43,14 +43,19 @@ std::uint32_t uniform_below(SplitMix64& rng, std::uint32_t range) {
 
 }  // namespace
 
-void DgcSelector::select(std::span<const float> x, std::size_t k, SparseSet& out) {
-  check_k(x, k, "dgc select");
-  const std::size_t d = x.size();
+DgcSample dgc_sample(std::size_t d, std::size_t k) {
   const std::size_t m = std::max(std::min<std::size_t>(d, 1000), (d + 99) / 100);
   // ceil(k·m/d), in [1, m]; k·m can pass 64 bits when d nears 2^32.
   const auto rank = static_cast<std::size_t>((static_cast<unsigned __int128>(k) * m + d - 1) / d);
-  strided_sample(x, m, sample_);
-  const AbsKey thr = rank_key(sample_, rank).key;
+  return {m, rank};
+}
+
+void DgcSelector::select(std::span<const float> x, std::size_t k, SparseSet& out) {
+  check_k(x, k, "dgc select");
+  const std::size_t d = x.size();
+  const DgcSample sample = dgc_sample(d, k);
+  strided_sample(x, sample.size, sample_);
+  const AbsKey thr = rank_key(sample_, sample.rank).key;
   const bool raised = select_above_bounded(x, thr - 1, k, bounded_cap(d, k), out);
   if (raised || 3 * out.size() > 4 * k) keep_top_k(out, k);
 }

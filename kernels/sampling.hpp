@@ -13,6 +13,14 @@ namespace commsgd::kernels {
 // thr = the key of the ceil(k·m/d)-th largest |sample|; the entries with key >= thr; if more
 // than 4k/3 pass, the exact top-k among them (which is x's top-k, since >= k pass). Sorted by
 // index; the count varies up to 4k/3. 1 <= k <= x.size(), else std::invalid_argument.
+//
+// The sample's size m and the rank taken in it, for d entries and k selected: shared with the
+// CUDA selector, so that both sample alike.
+struct DgcSample {
+  std::size_t size, rank;
+};
+DgcSample dgc_sample(std::size_t d, std::size_t k);
+
 class DgcSelector {
  public:
   void select(std::span<const float> x, std::size_t k, SparseSet& out);

@@ -1,6 +1,6 @@
 #pragma once
 
-// The two steps every CUDA selector is made of, shared by topk.cu, threshold.cu and
+// The two steps every CUDA selector is made of, shared by topk.cu, threshold.cu, sampling.cu and
 // sparse_ops.cu:
 //   radix select: the key of the r-th entry in the selection order, and how many entries with
 //     exactly that key the first r take, found in three histogram passes, all on the device;
@@ -83,13 +83,19 @@ struct RadixDigit {
 inline constexpr RadixDigit kRadixDigits[3] = {{21, 10}, {10, 11}, {0, 10}};
 inline constexpr int kPickThreads = kRadixBins / 2;
 
-__global__ void radix_start(RadixState* state, std::uint32_t rank) {
+// Starts a select of rank `rank` (0: nothing to find, the passes return at once). Called by one
+// block, from whichever kernel knows the rank.
+__device__ void radix_reset(RadixState* state, std::uint32_t rank) {
   for (int b = threadIdx.x; b < kRadixBins; b += blockDim.x) state->histogram[b] = 0;
   if (threadIdx.x == 0) {
     state->prefix = 0;
     state->prefix_mask = 0;
     state->remaining = rank;
   }
+}
+
+__global__ void radix_start(RadixState* state, std::uint32_t rank) {
+  radix_reset(state, rank);
 }
 
 // Counts the entries that match the digits fixed so far, by their next digit.
@@ -161,21 +167,28 @@ __global__ void radix_pick(RadixState* state, RadixDigit digit, bool first, Sele
   }
 }
 
+// The digit passes of a select that radix_reset started: *bound = the bound that keeps the
+// first min(rank, entries there are) entries ({INT_MAX, 0} for rank 0).
+template <class Entries>
+void radix_passes(Entries entries, std::size_t n, RadixState* state, SelectionBound* bound,
+                  cudaStream_t stream) {
+  const unsigned grid = stream_grid(n);
+  for (int d = 0; d < 3; ++d) {
+    radix_histogram<<<grid, kStreamThreads, 0, stream>>>(entries, n, kRadixDigits[d], state);
+    radix_pick<<<1, kPickThreads, 0, stream>>>(state, kRadixDigits[d], d == 0,
+                                               d == 2 ? bound : nullptr);
+  }
+  check_launch("radix select");
+}
+
 // scratch.bound = the bound that keeps the first min(rank, entries there are) entries.
 template <class Entries>
 void radix_select(Entries entries, std::size_t n, std::uint32_t rank, SelectionScratch& scratch,
                   cudaStream_t stream) {
   scratch.radix.reserve(1, stream);
   scratch.bound.reserve(1, stream);
-  RadixState* state = scratch.radix.data();
-  radix_start<<<1, kPickThreads, 0, stream>>>(state, rank);
-  const unsigned grid = stream_grid(n);
-  for (int d = 0; d < 3; ++d) {
-    radix_histogram<<<grid, kStreamThreads, 0, stream>>>(entries, n, kRadixDigits[d], state);
-    radix_pick<<<1, kPickThreads, 0, stream>>>(state, kRadixDigits[d], d == 0,
-                                               d == 2 ? scratch.bound.data() : nullptr);
-  }
-  check_launch("radix select");
+  radix_start<<<1, kPickThreads, 0, stream>>>(scratch.radix.data(), rank);
+  radix_passes(entries, n, scratch.radix.data(), scratch.bound.data(), stream);
 }
 
 // ---- compaction ----------------------------------------------------------------------------

@@ -17,9 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/sampling.hpp"
 #include "kernels/cuda/sparse_ops.hpp"
 #include "kernels/cuda/threshold.hpp"
 #include "kernels/cuda/topk.hpp"
+#include "kernels/sampling.hpp"
 #include "kernels/sparse_ops.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/topk.hpp"
@@ -135,6 +137,46 @@ TEST_F(CudaKernels, ExactTopkRanksNaNAndInfinityFirst) {
   expect_same_set(expected, got, "non-finite");
   // Both NaNs (one key, whatever the sign), then the first of the two infinities.
   EXPECT_EQ(got.indices, (std::vector<std::uint32_t>{10, 30'000, 49'999}));
+}
+
+// Normal data keeps what passes the sample's threshold, often not exactly k entries; in tied data
+// a third of the entries share the largest key, so for k < n/3 far more than 4k/3 pass and the
+// device must fall back to x's top k as the CPU does.
+TEST_F(CudaKernels, DgcIsTheCpuSelection) {
+  DgcSelector cpu;
+  cuda::DgcSelector gpu;
+  cuda::DeviceSparseSet out;
+  int sample_threshold_kept = 0;  // selections of other than k entries
+  const std::size_t sizes[] = {1, 999, 1000, 4097, 250'001, 1'000'003};
+  for (const std::size_t n : sizes) {
+    for (const bool tied : {false, true}) {
+      std::vector<float> x = tied ? tied_vector(n, 5) : normal_vector(n, 13);
+      for (const std::size_t k : {std::size_t{1}, std::max<std::size_t>(1, n / 1000), n / 3 + 1}) {
+        SparseSet expected;
+        cpu.select(x, k, expected);
+        DeviceVector dx(x, stream_);
+        gpu.select(dx.data(), n, k, out, stream_);
+        expect_same_set(
+            expected, cuda::download(out, stream_),
+            "n " + std::to_string(n) + " k " + std::to_string(k) + (tied ? " tied" : " normal"));
+        sample_threshold_kept += expected.size() != k;
+      }
+    }
+  }
+  EXPECT_GT(sample_threshold_kept, 0);
+}
+
+TEST_F(CudaKernels, DgcRanksNaNFirst) {
+  std::vector<float> x = normal_vector(200'000, 17);
+  x[123] = kNaN;
+  x[150'000] = -kInf;
+  SparseSet expected;
+  DgcSelector().select(x, 2, expected);
+  cuda::DgcSelector gpu;
+  cuda::DeviceSparseSet out;
+  DeviceVector dx(x, stream_);
+  gpu.select(dx.data(), x.size(), 2, out, stream_);
+  expect_same_set(expected, cuda::download(out, stream_), "non-finite");
 }
 
 TEST_F(CudaKernels, ThresholdCountAndSelectionAreTheCpus) {
@@ -343,6 +385,8 @@ TEST(CudaKernelArguments, BadArgumentsThrowBeforeAnyDeviceCall) {
                std::invalid_argument);
   EXPECT_THROW(cuda::GaussianSelector().select(nullptr, 10, 1, 1.5, out, nullptr),
                std::invalid_argument);
+  EXPECT_THROW(cuda::DgcSelector().select(nullptr, 10, 0, out, nullptr), std::invalid_argument);
+  EXPECT_THROW(cuda::DgcSelector().select(nullptr, 10, 11, out, nullptr), std::invalid_argument);
   EXPECT_THROW(cuda::ThresholdSelector().select(nullptr, 10, kNaN, out, nullptr),
                std::invalid_argument);
   cuda::DeviceSparseSet a;
