@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -63,28 +64,36 @@ void DgcSelector::select(std::span<const float> x, std::size_t k, SparseSet& out
 void RandomSelector::select(std::span<const float> x, std::size_t k, std::uint64_t seed,
                             SparseSet& out) {
   check_k(x, k, "random select");
-  const auto d = static_cast<std::uint32_t>(x.size());
-  const std::size_t words = (x.size() + 63) / 64;
+  out.indices.resize(k);
+  pick(x.size(), k, seed, out.indices);
+  out.values.resize(k);
+  for (std::size_t n = 0; n < k; ++n) out.values[n] = x[out.indices[n]];
+}
+
+void RandomSelector::pick(std::size_t d, std::size_t k, std::uint64_t seed,
+                          std::span<std::uint32_t> indices) {
+  if (k < 1 || k > d) throw std::invalid_argument("random select: k outside [1, d]");
+  if (d > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::invalid_argument("random select: more entries than uint32 indices address");
+  }
+  if (indices.size() < k) throw std::invalid_argument("random select: room for fewer than k");
+  const auto n = static_cast<std::uint32_t>(d);
+  const std::size_t words = (d + 63) / 64;
   if (chosen_.size() < words) chosen_.resize(words);
   std::uint64_t* chosen = chosen_.data();
   auto is_chosen = [&](std::uint32_t i) { return (chosen[i / 64] >> (i % 64)) & 1u; };
   // Floyd: for j = d-k .. d-1 pick t in [0, j]; take t, or j if t is taken already.
   SplitMix64 rng(seed);
-  for (std::uint32_t j = d - static_cast<std::uint32_t>(k); j < d; ++j) {
+  for (std::uint32_t j = n - static_cast<std::uint32_t>(k); j < n; ++j) {
     const std::uint32_t t = uniform_below(rng, j + 1);
-    const std::uint32_t pick = is_chosen(t) ? j : t;
-    chosen[pick / 64] |= std::uint64_t{1} << (pick % 64);
+    const std::uint32_t picked = is_chosen(t) ? j : t;
+    chosen[picked / 64] |= std::uint64_t{1} << (picked % 64);
   }
   // Reading the bitmap in order sorts the picks and clears it for the next call.
-  out.values.resize(k);
-  out.indices.resize(k);
-  std::size_t n = 0;
+  std::size_t taken = 0;
   for (std::size_t w = 0; w < words; ++w) {
     for (std::uint64_t bits = chosen[w]; bits != 0; bits &= bits - 1) {
-      const auto i = static_cast<std::uint32_t>(64 * w + std::countr_zero(bits));
-      out.indices[n] = i;
-      out.values[n] = x[i];
-      ++n;
+      indices[taken++] = static_cast<std::uint32_t>(64 * w + std::countr_zero(bits));
     }
     chosen[w] = 0;
   }

@@ -35,6 +35,9 @@ class DgcSelector {
 class RandomSelector {
  public:
   void select(std::span<const float> x, std::size_t k, std::uint64_t seed, SparseSet& out);
+  // The indices alone, which depend on no entry of x, into indices[0, k): for a caller that
+  // gathers the values elsewhere (the CUDA selector). 1 <= k <= d <= 2^32 - 1.
+  void pick(std::size_t d, std::size_t k, std::uint64_t seed, std::span<std::uint32_t> indices);
 
  private:
   std::vector<std::uint64_t> chosen_;  // one bit per index; all clear between calls

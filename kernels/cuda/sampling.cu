@@ -1,5 +1,6 @@
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/cuda/sampling.hpp"
 #include "kernels/cuda/selection_core.cuh"
@@ -57,6 +58,16 @@ __global__ void dgc_recount(detail::DenseEntries entries, std::size_t n, DgcStat
   }
 }
 
+// values[i] = x[indices[i]] for the k indices, and the set's count.
+__global__ void gather_picked(const float* x, const std::uint32_t* indices, std::uint32_t k,
+                              float* values, std::uint32_t* count) {
+  const std::uint32_t stride = gridDim.x * blockDim.x;
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += stride) {
+    values[i] = x[indices[i]];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *count = k;
+}
+
 }  // namespace
 
 void DgcSelector::select(const float* x, std::size_t n, std::size_t k, DeviceSparseSet& out,
@@ -87,6 +98,43 @@ void DgcSelector::select(const float* x, std::size_t n, std::size_t k, DeviceSpa
       entries, n, state, tiles.greater.data(), tiles.equal.data());
   check_launch("cuda dgc select");
   detail::write_selected(entries, n, &state->bound, tiles, out, stream);
+}
+
+RandomSelector::~RandomSelector() {
+  if (copied_ != nullptr) {
+    cudaEventSynchronize(copied_);
+    cudaEventDestroy(copied_);
+  }
+  if (picked_ != nullptr) cudaFreeHost(picked_);
+}
+
+void RandomSelector::select(const float* x, std::size_t n, std::size_t k, std::uint64_t seed,
+                            DeviceSparseSet& out, cudaStream_t stream) {
+  if (k < 1 || k > n) throw std::invalid_argument("cuda random select: k outside [1, d]");
+  if (n > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::invalid_argument("cuda random select: more entries than uint32 indices address");
+  }
+  if (copied_ == nullptr) {
+    check(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming), "cuda random select");
+  }
+  check(cudaEventSynchronize(copied_), "cuda random select");  // picked_ is free again
+  if (capacity_ < k) {
+    if (picked_ != nullptr) check(cudaFreeHost(std::exchange(picked_, nullptr)), "cudaFreeHost");
+    capacity_ = 0;
+    void* memory = nullptr;
+    check(cudaMallocHost(&memory, k * sizeof(std::uint32_t)), "cudaMallocHost");
+    picked_ = static_cast<std::uint32_t*>(memory);
+    capacity_ = k;
+  }
+  host_.pick(n, k, seed, {picked_, k});
+  out.reserve(k, stream);
+  check(cudaMemcpyAsync(out.indices.data(), picked_, k * sizeof(std::uint32_t),
+                        cudaMemcpyHostToDevice, stream),
+        "cuda random select");
+  check(cudaEventRecord(copied_, stream), "cuda random select");
+  gather_picked<<<detail::stream_grid(k), detail::kStreamThreads, 0, stream>>>(
+      x, out.indices.data(), static_cast<std::uint32_t>(k), out.values.data(), out.count.data());
+  check_launch("cuda random select");
 }
 
 }  // namespace commsgd::kernels::cuda

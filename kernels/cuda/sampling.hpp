@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/selection_scratch.hpp"
 #include "kernels/cuda/sparse_set.hpp"
+#include "kernels/sampling.hpp"
 
 namespace commsgd::kernels::cuda {
 
@@ -33,6 +34,29 @@ class DgcSelector {
   DeviceArray<float> sample_;
   DeviceArray<DgcState> state_;
   SelectionScratch scratch_;
+};
+
+// kernels/sampling.hpp's RandomSelector on the device: the same k indices for the same (seed, n,
+// k), sorted, values gathered from x, out.count = k. The indices depend on no entry of x and
+// Floyd's algorithm is sequential, so the host picks them (the CPU selector's own code) into
+// pinned memory, from which they are copied and gathered on `stream`. The host waits only when
+// the previous call's copy out of that memory has not finished: before it writes there again.
+// 1 <= k <= n < 2^32, else std::invalid_argument.
+class RandomSelector {
+ public:
+  RandomSelector() = default;
+  ~RandomSelector();
+  RandomSelector(const RandomSelector&) = delete;
+  RandomSelector& operator=(const RandomSelector&) = delete;
+
+  void select(const float* x, std::size_t n, std::size_t k, std::uint64_t seed,
+              DeviceSparseSet& out, cudaStream_t stream);
+
+ private:
+  kernels::RandomSelector host_;
+  std::uint32_t* picked_ = nullptr;  // pinned host memory for capacity_ indices
+  std::size_t capacity_ = 0;
+  cudaEvent_t copied_ = nullptr;  // recorded after the last copy out of picked_
 };
 
 }  // namespace commsgd::kernels::cuda

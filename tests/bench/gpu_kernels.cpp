@@ -1,7 +1,7 @@
-// gpu-kernels: the CUDA selectors (exact, dgc, gaussian) on N(0,1) data in device memory, against
-// one device-to-device copy of the same buffer (read + write: the yardstick for a pass over it),
-// the one-pass floor (count_abs_greater at the exact k-th threshold) and torch::topk(x.abs(), k)
-// on the same buffer when LibTorch was built with CUDA: one row gives the Gaussian-k paper's
+// gpu-kernels: the CUDA selectors (exact, dgc, gaussian, random) on N(0,1) data in device memory,
+// against one device-to-device copy of the same buffer (read + write: the yardstick for a pass over
+// it), the one-pass floor (count_abs_greater at the exact k-th threshold) and torch::topk(x.abs(),
+// k) on the same buffer when LibTorch was built with CUDA: one row gives the Gaussian-k paper's
 // selection-time ordering on this GPU. Interleaved per repeat, each timed from a synchronized
 // device to a synchronized device, so launch costs count as they do in training. Targets at d =
 // 25M, ρ = 0.001: torch::topk / exact >= 3, gaussian / copy <= 4.
@@ -48,9 +48,9 @@ void run(const SelectionSettings& s) {
   const std::string gpu = device_name();
   fmt::print("{}; torch::topk {}\n", gpu,
              with_torch ? "on the same buffer" : "not measured (LibTorch without CUDA)");
-  fmt::print("{:>10} {:>7} {:>7} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} | {:>11} {:>13}\n", "d",
-             "density", "k", "copy", "floor", "exact", "dgc", "gaussian", "torch", "torch/exact",
-             "gaussian/copy");
+  fmt::print("{:>10} {:>7} {:>7} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} | {:>11} {:>13}\n",
+             "d", "density", "k", "copy", "floor", "exact", "dgc", "gaussian", "random", "torch",
+             "torch/exact", "gaussian/copy");
   const cudaStream_t stream = nullptr;  // the legacy default stream, which torch uses too
   std::vector<record::BenchRow> rows;
   for (const std::size_t d : s.sizes) {
@@ -68,6 +68,8 @@ void run(const SelectionSettings& s) {
       kernels::cuda::TopkSelector topk;
       kernels::cuda::DgcSelector dgc;
       kernels::cuda::GaussianSelector gaussian;
+      kernels::cuda::RandomSelector random;
+      std::uint64_t seed = 0;
       kernels::cuda::DeviceSparseSet out;
       out.reserve(d, stream);
       std::vector<Candidate> candidates = {
@@ -83,7 +85,8 @@ void run(const SelectionSettings& s) {
            {}},
           {"exact", [&] { topk.select(x.data(), d, k, out, stream); }, {}},
           {"dgc", [&] { dgc.select(x.data(), d, k, out, stream); }, {}},
-          {"gaussian", [&] { gaussian.select(x.data(), d, k, density, out, stream); }, {}}};
+          {"gaussian", [&] { gaussian.select(x.data(), d, k, density, out, stream); }, {}},
+          {"random", [&] { random.select(x.data(), d, k, ++seed, out, stream); }, {}}};
       if (with_torch) {
         const torch::Tensor tensor = torch::from_blob(x.data(), {static_cast<std::int64_t>(d)},
                                                       torch::TensorOptions().device(torch::kCUDA));
@@ -120,10 +123,10 @@ void run(const SelectionSettings& s) {
         torch_ratio = fmt::format("{:.1f}", torch_over_exact);
       }
       fmt::print(
-          "{:>10} {:>7} {:>7} | {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9} | {:>11} "
-          "{:>13.2f}\n",
-          d, density, k, ms["copy"], ms["floor"], ms["exact"], ms["dgc"], ms["gaussian"], torch_ms,
-          torch_ratio, gaussian_over_copy);
+          "{:>10} {:>7} {:>7} | {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9} | "
+          "{:>11} {:>13.2f}\n",
+          d, density, k, ms["copy"], ms["floor"], ms["exact"], ms["dgc"], ms["gaussian"],
+          ms["random"], torch_ms, torch_ratio, gaussian_over_copy);
     }
   }
   fmt::print("times in ms, median of {} interleaved repeats after one warm-up round\n", s.repeats);

@@ -179,6 +179,25 @@ TEST_F(CudaKernels, DgcRanksNaNFirst) {
   expect_same_set(expected, cuda::download(out, stream_), "non-finite");
 }
 
+// Growing k between calls makes the selector reallocate the pinned memory its indices leave from.
+TEST_F(CudaKernels, RandomIsTheCpuSelection) {
+  RandomSelector cpu;
+  cuda::RandomSelector gpu;
+  cuda::DeviceSparseSet out;
+  const std::vector<float> x = normal_vector(300'007, 19);
+  std::uint64_t seed = 0;
+  for (const std::size_t k : {std::size_t{1}, std::size_t{300}, std::size_t{3'000}, x.size()}) {
+    for (int call = 0; call < 2; ++call) {
+      SparseSet expected;
+      cpu.select(x, k, ++seed, expected);
+      DeviceVector dx(x, stream_);
+      gpu.select(dx.data(), x.size(), k, seed, out, stream_);
+      expect_same_set(expected, cuda::download(out, stream_),
+                      "k " + std::to_string(k) + " seed " + std::to_string(seed));
+    }
+  }
+}
+
 TEST_F(CudaKernels, ThresholdCountAndSelectionAreTheCpus) {
   std::vector<float> x = normal_vector(300'001, 5);
   x[17] = kNaN;
@@ -387,6 +406,10 @@ TEST(CudaKernelArguments, BadArgumentsThrowBeforeAnyDeviceCall) {
                std::invalid_argument);
   EXPECT_THROW(cuda::DgcSelector().select(nullptr, 10, 0, out, nullptr), std::invalid_argument);
   EXPECT_THROW(cuda::DgcSelector().select(nullptr, 10, 11, out, nullptr), std::invalid_argument);
+  EXPECT_THROW(cuda::RandomSelector().select(nullptr, 10, 0, 1, out, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cuda::RandomSelector().select(nullptr, 10, 11, 1, out, nullptr),
+               std::invalid_argument);
   EXPECT_THROW(cuda::ThresholdSelector().select(nullptr, 10, kNaN, out, nullptr),
                std::invalid_argument);
   cuda::DeviceSparseSet a;

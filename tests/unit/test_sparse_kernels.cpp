@@ -414,6 +414,19 @@ TEST(Random, DistinctSortedInRangeAndSeeded) {
   for (std::size_t i = 0; i < d.size(); ++i) ASSERT_EQ(d.indices[i], i);
 }
 
+TEST(Random, PickGivesSelectsIndicesWithoutTheValues) {
+  const std::vector<float> x = normal_vector(5000, 23);
+  RandomSelector selector;
+  SparseSet selected;
+  selector.select(x, 77, 9, selected);
+  std::vector<std::uint32_t> picked(77);
+  selector.pick(x.size(), 77, 9, picked);
+  EXPECT_EQ(picked, selected.indices);
+  EXPECT_THROW(selector.pick(x.size(), 0, 9, picked), std::invalid_argument);
+  EXPECT_THROW(selector.pick(10, 11, 9, picked), std::invalid_argument);
+  EXPECT_THROW(selector.pick(x.size(), 78, 9, picked), std::invalid_argument) << "room for 77";
+}
+
 TEST(Random, RoughlyUniform) {
   const std::size_t d = 100, k = 10, trials = 20000;
   const std::vector<float> x(d, 1.0f);
