@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -96,47 +97,63 @@ class CudaKernels : public ::testing::Test {
   void TearDown() override {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
+
+  // Runs both selectors on x and expects the same set; returns the CPU's.
+  template <class CpuSelector, class GpuSelector>
+  SparseSet expect_cpu_selection(CpuSelector& cpu, GpuSelector& gpu, const std::vector<float>& x,
+                                 std::size_t k, const std::string& what) {
+    SparseSet expected;
+    cpu.select(x, k, expected);
+    DeviceVector dx(x, stream_);
+    gpu.select(dx.data(), x.size(), k, out_, stream_);
+    expect_same_set(expected, cuda::download(out_, stream_), what);
+    return expected;
+  }
+
   cudaStream_t stream_ = nullptr;
+  cuda::DeviceSparseSet out_;
 };
 
-TEST_F(CudaKernels, ExactTopkIsTheCpuSelection) {
-  TopkSelector cpu;
-  cuda::TopkSelector gpu;  // one selector throughout: its scratch is reused across sizes
-  cuda::DeviceSparseSet out;
-  const std::size_t sizes[] = {1, 37, 4096, 4097, 1'000'003, 100};
+// visit(x, k, what) for every n of `sizes`, normal and tied data, k in {1, n/1000, n/3 + 1, n}.
+template <class Visit>
+void for_each_selection_case(std::span<const std::size_t> sizes, Visit&& visit) {
   for (const std::size_t n : sizes) {
     for (const bool tied : {false, true}) {
-      std::vector<float> x = tied ? tied_vector(n, 7) : normal_vector(n, 11);
+      const std::vector<float> x = tied ? tied_vector(n, 7) : normal_vector(n, 11);
       for (const std::size_t k :
            {std::size_t{1}, std::max<std::size_t>(1, n / 1000), n / 3 + 1, n}) {
-        SparseSet expected;
-        cpu.select(x, k, expected);
-        DeviceVector dx(x, stream_);
-        gpu.select(dx.data(), n, k, out, stream_);
-        expect_same_set(
-            expected, cuda::download(out, stream_),
-            "n " + std::to_string(n) + " k " + std::to_string(k) + (tied ? " tied" : " normal"));
+        visit(x, k,
+              "n " + std::to_string(n) + " k " + std::to_string(k) + (tied ? " tied" : " normal"));
       }
     }
   }
 }
 
-TEST_F(CudaKernels, ExactTopkRanksNaNAndInfinityFirst) {
+TEST_F(CudaKernels, ExactTopkIsTheCpuSelection) {
+  TopkSelector cpu;
+  cuda::TopkSelector gpu;  // one selector throughout: its scratch is reused across sizes
+  const std::size_t sizes[] = {1, 37, 4096, 4097, 1'000'003, 100};
+  for_each_selection_case(sizes,
+                          [&](const std::vector<float>& x, std::size_t k, const std::string& what) {
+                            expect_cpu_selection(cpu, gpu, x, k, what);
+                          });
+}
+
+// DGC's sample threshold lets all four non-finite entries and more pass, so it too keeps x's top 3.
+TEST_F(CudaKernels, SelectionsRankNaNAndInfinityFirst) {
   std::vector<float> x = normal_vector(50'000, 3);
   x[49'999] = kNaN;
   x[10] = -kInf;
   x[20'000] = kInf;
   x[30'000] = -kNaN;
-  SparseSet expected;
-  TopkSelector().select(x, 3, expected);
-  cuda::TopkSelector gpu;
-  cuda::DeviceSparseSet out;
-  DeviceVector dx(x, stream_);
-  gpu.select(dx.data(), x.size(), 3, out, stream_);
-  const SparseSet got = cuda::download(out, stream_);
-  expect_same_set(expected, got, "non-finite");
+  TopkSelector cpu_exact;
+  cuda::TopkSelector gpu_exact;
+  DgcSelector cpu_dgc;
+  cuda::DgcSelector gpu_dgc;
   // Both NaNs (one key, whatever the sign), then the first of the two infinities.
-  EXPECT_EQ(got.indices, (std::vector<std::uint32_t>{10, 30'000, 49'999}));
+  const std::vector<std::uint32_t> top3{10, 30'000, 49'999};
+  EXPECT_EQ(expect_cpu_selection(cpu_exact, gpu_exact, x, 3, "exact").indices, top3);
+  EXPECT_EQ(expect_cpu_selection(cpu_dgc, gpu_dgc, x, 3, "dgc").indices, top3);
 }
 
 // Normal data keeps what passes the sample's threshold, often not exactly k entries; in tied data
@@ -145,38 +162,13 @@ TEST_F(CudaKernels, ExactTopkRanksNaNAndInfinityFirst) {
 TEST_F(CudaKernels, DgcIsTheCpuSelection) {
   DgcSelector cpu;
   cuda::DgcSelector gpu;
-  cuda::DeviceSparseSet out;
   int sample_threshold_kept = 0;  // selections of other than k entries
   const std::size_t sizes[] = {1, 999, 1000, 4097, 250'001, 1'000'003};
-  for (const std::size_t n : sizes) {
-    for (const bool tied : {false, true}) {
-      std::vector<float> x = tied ? tied_vector(n, 5) : normal_vector(n, 13);
-      for (const std::size_t k : {std::size_t{1}, std::max<std::size_t>(1, n / 1000), n / 3 + 1}) {
-        SparseSet expected;
-        cpu.select(x, k, expected);
-        DeviceVector dx(x, stream_);
-        gpu.select(dx.data(), n, k, out, stream_);
-        expect_same_set(
-            expected, cuda::download(out, stream_),
-            "n " + std::to_string(n) + " k " + std::to_string(k) + (tied ? " tied" : " normal"));
-        sample_threshold_kept += expected.size() != k;
-      }
-    }
-  }
+  for_each_selection_case(
+      sizes, [&](const std::vector<float>& x, std::size_t k, const std::string& what) {
+        sample_threshold_kept += expect_cpu_selection(cpu, gpu, x, k, what).size() != k;
+      });
   EXPECT_GT(sample_threshold_kept, 0);
-}
-
-TEST_F(CudaKernels, DgcRanksNaNFirst) {
-  std::vector<float> x = normal_vector(200'000, 17);
-  x[123] = kNaN;
-  x[150'000] = -kInf;
-  SparseSet expected;
-  DgcSelector().select(x, 2, expected);
-  cuda::DgcSelector gpu;
-  cuda::DeviceSparseSet out;
-  DeviceVector dx(x, stream_);
-  gpu.select(dx.data(), x.size(), 2, out, stream_);
-  expect_same_set(expected, cuda::download(out, stream_), "non-finite");
 }
 
 // Growing k between calls makes the selector reallocate the pinned memory its indices leave from.
