@@ -60,12 +60,23 @@ NcclCommunicator::NcclCommunicator(std::unique_ptr<Communicator> owned, Communic
   if (timeout <= std::chrono::milliseconds::zero()) {
     throw std::invalid_argument("NCCL communicator timeout must be > 0");
   }
-  ncclUniqueId id{};
-  if (rank() == 0) settle(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  mpi_.broadcast(&id, sizeof id, 0);
+  // Rank 0's id travels with how getting it went: a failure there must end every rank's wait in
+  // the broadcast, not only rank 0's.
+  struct {
+    ncclUniqueId id;
+    ncclResult_t result;
+  } bootstrap{};
+  if (rank() == 0) bootstrap.result = ncclGetUniqueId(&bootstrap.id);
+  mpi_.broadcast(&bootstrap, sizeof bootstrap, 0);
+  if (rank() == 0) settle(bootstrap.result, "ncclGetUniqueId");
+  if (bootstrap.result != ncclSuccess) {
+    fail("ncclGetUniqueId",
+         std::string("failed on rank 0: ") + ncclGetErrorString(bootstrap.result));
+  }
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  settle(ncclCommInitRankConfig(&comm_, size(), id, rank(), &config), "ncclCommInitRankConfig");
+  settle(ncclCommInitRankConfig(&comm_, size(), bootstrap.id, rank(), &config),
+         "ncclCommInitRankConfig");
 }
 
 NcclCommunicator::~NcclCommunicator() {

@@ -45,8 +45,9 @@ class DeviceArray {
   // The array follows the stream it is reserved on: work already queued on the previous one
   // finishes before `stream` goes on, and the memory is freed on the last one. Every kernel
   // wrapper reserves what it writes, so a selector may be called on a different stream each time;
-  // a kernel that only reads an array on another stream (scatter_add of a set) must be ordered
-  // before the array is freed, as for any stream-ordered memory.
+  // a kernel that only reads an array on another stream (scatter_add of a set, a communicator
+  // sending it) must be ordered before the array is written again or freed, as for any
+  // stream-ordered memory. The last stream must outlive the array, which is freed there.
   void reserve(std::size_t size, cudaStream_t stream) {
     if (data_ != nullptr && stream != stream_) order_after_previous_stream(stream);
     stream_ = stream;

@@ -59,10 +59,11 @@ __global__ void dgc_recount(detail::DenseEntries entries, std::size_t n, DgcStat
 }
 
 // values[i] = x[indices[i]] for the k indices, and the set's count.
+// 64-bit positions: a 32-bit one could wrap past 2^32 and below k again, and never end.
 __global__ void gather_picked(const float* x, const std::uint32_t* indices, std::uint32_t k,
                               float* values, std::uint32_t* count) {
-  const std::uint32_t stride = gridDim.x * blockDim.x;
-  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += stride) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < k; i += stride) {
     values[i] = x[indices[i]];
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *count = k;

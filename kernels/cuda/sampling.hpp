@@ -40,7 +40,8 @@ class DgcSelector {
 // k), sorted, values gathered from x, out.count = k. The indices depend on no entry of x and
 // Floyd's algorithm is sequential, so the host picks them (the CPU selector's own code) into
 // pinned memory, from which they are copied and gathered on `stream`. The host waits only when
-// the previous call's copy out of that memory has not finished: before it writes there again.
+// the previous call's copy out of that memory has not finished (before it writes there again),
+// and when k grows past what it has held (freeing and pinning memory synchronize the device).
 // 1 <= k <= n < 2^32, else std::invalid_argument.
 class RandomSelector {
  public:

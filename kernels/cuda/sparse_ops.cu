@@ -1,4 +1,5 @@
 #include <cub/device/device_radix_sort.cuh>
+#include <limits>
 #include <stdexcept>
 
 #include "kernels/cuda/selection_core.cuh"

@@ -1,6 +1,7 @@
 #include <cfloat>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/abs_order.hpp"
 #include "kernels/cuda/selection_core.cuh"
