@@ -13,7 +13,6 @@
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/stopwatch.hpp"
-#include "analysis/record/run_database.hpp"
 #include "kernels/sampling.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
@@ -101,8 +100,7 @@ void run(const Settings& s) {
     rows.push_back(bench_row("collectives", name + "_bytes_sent", params,
                              static_cast<double>(m.bytes_sent), "bytes"));
   }
-  record::RunDatabase(s.db).add_bench(rows);
-  fmt::print("recorded in {} (bench table)\n", s.db);
+  record_bench(s.db, rows);
 }
 
 }  // namespace

@@ -15,7 +15,6 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/throttled_communicator.hpp"
-#include "analysis/record/run_database.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
 #include "trainer/trainer.hpp"
@@ -113,8 +112,7 @@ void run(const Settings& s) {
       bench_row("dense-overlap", "bucketed_iteration", params, median(bucketed), "s"),
       bench_row("dense-overlap", "unbucketed_iteration", params, median(unbucketed), "s"),
       bench_row("dense-overlap", "unbucketed_over_bucketed", params, ratio, "ratio")};
-  record::RunDatabase(s.db).add_bench(rows);
-  fmt::print("recorded in {} (bench table)\n", s.db);
+  record_bench(s.db, rows);
 }
 
 }  // namespace

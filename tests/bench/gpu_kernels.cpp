@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/stopwatch.hpp"
-#include "analysis/record/run_database.hpp"
 #include "kernels/cuda/sampling.hpp"
 #include "kernels/cuda/threshold.hpp"
 #include "kernels/cuda/topk.hpp"
@@ -130,8 +129,7 @@ void run(const SelectionSettings& s) {
     }
   }
   fmt::print("times in ms, median of {} interleaved repeats after one warm-up round\n", s.repeats);
-  record::RunDatabase(s.db).add_bench(rows);
-  fmt::print("recorded in {} (bench table)\n", s.db);
+  record_bench(s.db, rows);
 }
 
 }  // namespace

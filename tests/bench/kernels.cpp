@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/stopwatch.hpp"
-#include "analysis/record/run_database.hpp"
 #include "kernels/sampling.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/topk.hpp"
@@ -81,8 +80,7 @@ void run(const SelectionSettings& s) {
     }
   }
   fmt::print("times in ms, median of {} interleaved repeats, one thread\n", s.repeats);
-  record::RunDatabase(s.db).add_bench(rows);
-  fmt::print("recorded in {} (bench table)\n", s.db);
+  record_bench(s.db, rows);
 }
 
 }  // namespace

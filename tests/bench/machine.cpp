@@ -1,5 +1,6 @@
 #include "tests/bench/machine.hpp"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <thread>
@@ -12,6 +13,11 @@ record::BenchRow bench_row(const std::string& suite, const std::string& name,
   gethostname(host, sizeof(host) - 1);
   const nlohmann::json machine = {{"cores", std::thread::hardware_concurrency()}};
   return {suite, name, params.dump(), value, unit, host, machine.dump(), COMMSGD_GIT_REVISION};
+}
+
+void record_bench(const std::string& db, const std::vector<record::BenchRow>& rows) {
+  record::RunDatabase(db).add_bench(rows);
+  fmt::print("recorded in {} (bench table)\n", db);
 }
 
 }  // namespace commsgd::bench

@@ -11,7 +11,6 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/stopwatch.hpp"
-#include "analysis/record/run_database.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
 
@@ -136,8 +135,7 @@ void run(const Settings& s) {
       bench_row("pingpong", "exchange_alpha", params, exchange_alpha, "s"),
       bench_row("pingpong", "exchange_beta", params, exchange_beta, "s/byte"),
       bench_row("pingpong", "largest_message_bandwidth", params, largest_mbit, "Mbit/s")};
-  record::RunDatabase(s.db).add_bench(rows);
-  fmt::print("recorded in {} (bench table)\n", s.db);
+  record_bench(s.db, rows);
 }
 
 }  // namespace

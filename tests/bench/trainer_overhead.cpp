@@ -14,7 +14,6 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/stopwatch.hpp"
-#include "analysis/record/run_database.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
 #include "trainer/data/dataset.hpp"
@@ -125,8 +124,7 @@ void run(const Settings& s) {
       bench_row("trainer-overhead", "bare_libtorch_iteration", params, median(bare), "s"),
       bench_row("trainer-overhead", "commsgd_dense_iteration", params, median(ours), "s"),
       bench_row("trainer-overhead", "commsgd_over_bare", params, ratio, "ratio")};
-  record::RunDatabase(s.db).add_bench(rows);
-  fmt::print("recorded in {} (bench table)\n", s.db);
+  record_bench(s.db, rows);
 }
 
 }  // namespace
