@@ -35,7 +35,8 @@ struct GradStats {
   kernels::Histogram histogram;  // of acc over mean ± 4 stddev
 };
 
-// The one interface the trainer drives, at fixed points of every iteration (DESIGN.md):
+// The one interface the trainer drives, at fixed points of every iteration (docs/design.md,
+// "Algorithm interface"):
 //   backward -> synchronize_gradients(grads) -> optimizer step -> after_step(params)
 // Synchronous families turn grads into the update every rank applies; gossip families leave
 // grads alone and mix parameters in after_step.
@@ -109,15 +110,5 @@ struct AlgorithmConfig {
   int max_staleness = 1;              // osgp: iterations a rank may run ahead of its arrivals
   double comm_timeout_seconds = 300;  // a gossip wait longer than this is an error, not a hang
 };
-
-// Names accepted by --algo in this build.
-const std::vector<std::string>& algorithm_names();
-
-// Fills in the sparse algorithms' default selector and aggregation; throws std::invalid_argument
-// for a selector or aggregation given to an algorithm that has none.
-AlgorithmConfig resolve(AlgorithmConfig config);
-
-// Throws std::invalid_argument naming the algorithm when it is not one of algorithm_names().
-std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& config, comm::Communicator& comm);
 
 }  // namespace commsgd::algorithms

@@ -23,12 +23,12 @@ struct GaussianSelection {
   int refinements = 0;  // 0..3
 };
 
-// Gaussian-k (DESIGN.md). μ, σ = mean_std(x); thr = float(|μ| + σ·Φ⁻¹(1 − ρ/2)); count the
-// entries |x| > thr; while fewer than 3 refinements were made: if 3·count < 2k, thr ×= 0.5f,
-// else if 3·count > 4k, thr ×= 1.5f, else stop; recount after each. Selects what passes the
-// last thr (the count varies). Threshold arithmetic is in float, as written. A non-finite
-// starting threshold (NaN or infinite entries) is replaced by the largest float, so what is
-// selected is the non-finite entries: surfaced, not hidden.
+// Gaussian-k (docs/design.md, "Sparse family"). μ, σ = mean_std(x); thr = float(|μ| + σ·Φ⁻¹(1 −
+// ρ/2)); count the entries |x| > thr; while fewer than 3 refinements were made: if 3·count < 2k,
+// thr ×= 0.5f, else if 3·count > 4k, thr ×= 1.5f, else stop; recount after each. Selects what
+// passes the last thr (the count varies). Threshold arithmetic is in float, as written. A
+// non-finite starting threshold (NaN or infinite entries) is replaced by the largest float, so what
+// is selected is the non-finite entries: surfaced, not hidden.
 //
 // Cost: the moments pass and one compaction pass; a rising threshold refines within what was
 // compacted, only a falling one passes over x again. k in [1, x.size()], ρ in (0, 1].

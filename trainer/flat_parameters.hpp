@@ -14,11 +14,11 @@ struct Node;
 namespace commsgd::trainer {
 
 // Moves every parameter of a model into one contiguous float buffer, and every gradient into
-// another, so that the algorithms see the model as two flat spans (DESIGN.md: the trainer hands
-// the algorithm flat buffers). Parameters and gradients stay usable by LibTorch: each is a view
-// into its buffer, and autograd accumulates into existing gradients in place. Floating-point
-// module buffers (batch-norm running statistics) get a third flat buffer, so they can be
-// broadcast in one call.
+// another, so that the algorithms see the model as two flat spans (docs/design.md, "Architecture":
+// the trainer hands the algorithm flat buffers). Parameters and gradients stay usable by LibTorch:
+// each is a view into its buffer, and autograd accumulates into existing gradients in place.
+// Floating-point module buffers (batch-norm running statistics) get a third flat buffer, so they
+// can be broadcast in one call.
 //
 // The buffers live where the model does. When that is not host memory (a GPU), or `staging` asks
 // for it, params(), grads() and buffers() are host copies, which the algorithms, the optimizer

@@ -3,8 +3,12 @@
 #include <cmath>
 
 namespace commsgd::trainer {
-LrSchedule::LrSchedule(double base_lr, std::vector<Milestone> milestones, double warmup_epochs)
-    : base_lr_(base_lr), milestones_(std::move(milestones)), warmup_epochs_(warmup_epochs) {}
+LrSchedule::LrSchedule(double base_lr, std::vector<Milestone> milestones, double warmup_epochs,
+                       double warmup_start_fraction)
+    : base_lr_(base_lr),
+      milestones_(std::move(milestones)),
+      warmup_epochs_(warmup_epochs),
+      warmup_start_fraction_(warmup_start_fraction) {}
 
 double LrSchedule::lr(int epoch, long iteration, long iterations_per_epoch) const {
   double lr = base_lr_;
@@ -12,8 +16,10 @@ double LrSchedule::lr(int epoch, long iteration, long iterations_per_epoch) cons
     if (epoch >= m.epoch) lr *= m.value;
   }
   const double warmup_iterations = warmup_epochs_ * static_cast<double>(iterations_per_epoch);
-  if (warmup_iterations > 0 && static_cast<double>(iteration) < warmup_iterations) {
-    lr *= static_cast<double>(iteration + 1) / std::ceil(warmup_iterations);
+  const auto t = static_cast<double>(iteration);
+  if (warmup_iterations > 0 && t < warmup_iterations) {
+    const double f = warmup_start_fraction_;
+    lr *= f > 0 ? f + (1 - f) * t / warmup_iterations : (t + 1) / std::ceil(warmup_iterations);
   }
   return lr;
 }

@@ -8,14 +8,20 @@ namespace commsgd::trainer {
 
 // Learning rate as a function of training progress:
 //   lr(epoch, t) = base · Π{factor_i : epoch ≥ epoch_i} · warm-up(t)
-// where the warm-up ramps linearly from base/iterations_per_warmup to base over the first
-// `warmup_epochs` epochs (per iteration, as in Goyal et al.), then stays at 1.
+// The warm-up lasts the first `warmup_epochs` epochs, W iterations, and is linear per iteration
+// t = 0, 1, ... in one of two ways:
+//   from zero (Goyal et al.):      warm-up(t) = (t + 1) / W
+//   from a fraction f of the base: warm-up(t) = f + (1 − f) · t / W; the gTop-k code's warm-up
+//                                  with f = 1/P (dl_trainer.py, _adjust_learning_rate_general).
+// After it, warm-up(t) = 1.
 class LrSchedule {
  public:
   // From `epoch` on, the lr is multiplied by `value` (on top of earlier milestones).
   using Milestone = algorithms::EpochValue;
 
-  LrSchedule(double base_lr, std::vector<Milestone> milestones, double warmup_epochs);
+  // warmup_start_fraction: 0 for the warm-up from zero, else f in (0, 1].
+  LrSchedule(double base_lr, std::vector<Milestone> milestones, double warmup_epochs,
+             double warmup_start_fraction = 0);
 
   // iteration counts from 0 at the start of training; epoch from 0.
   double lr(int epoch, long iteration, long iterations_per_epoch) const;
@@ -26,6 +32,7 @@ class LrSchedule {
   double base_lr_;
   std::vector<Milestone> milestones_;
   double warmup_epochs_;
+  double warmup_start_fraction_;
 };
 
 }  // namespace commsgd::trainer

@@ -72,9 +72,16 @@ nn::Conv2d conv3x3(int in, int out, int stride) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
 }
 
+// A residual block: what --zero-init-residual zeroes is the scale of its last batch norm, so that
+// the block starts as its shortcut.
+class ResidualBlock : public nn::Module {
+ public:
+  virtual nn::BatchNorm2d& last_norm() = 0;
+};
+
 // The CIFAR residual block of He et al. (2016), with the parameter-free "option A" shortcut the
 // paper uses on CIFAR: subsample by the stride and zero-pad the new channels.
-class BasicBlock final : public nn::Module {
+class BasicBlock final : public ResidualBlock {
  public:
   BasicBlock(int in, int out, int stride)
       : conv1_(conv3x3(in, out, stride)),
@@ -101,6 +108,7 @@ class BasicBlock final : public nn::Module {
     }
     return torch::relu(out + shortcut);
   }
+  nn::BatchNorm2d& last_norm() override { return bn2_; }
 
  private:
   static constexpr auto None = torch::indexing::None;
@@ -149,7 +157,7 @@ nn::Conv2d conv(int in, int out, int kernel, int stride, int padding) {
 
 // The ImageNet bottleneck block of ResNet-50 as torchvision builds it ("v1.5": the stride is on
 // the 3×3 convolution), with a projection shortcut where the shape changes.
-class Bottleneck final : public nn::Module {
+class Bottleneck final : public ResidualBlock {
  public:
   static constexpr int kExpansion = 4;
   Bottleneck(int in, int width, int stride)
@@ -177,6 +185,7 @@ class Bottleneck final : public nn::Module {
     out = bn3_(conv3_(out));
     return torch::relu(out + (shortcut_->is_empty() ? x : shortcut_->forward(x)));
   }
+  nn::BatchNorm2d& last_norm() override { return bn3_; }
 
  private:
   nn::Conv2d conv1_;
@@ -193,7 +202,7 @@ class Bottleneck final : public nn::Module {
 class ResNet final : public Model {
  public:
   ResNet(nn::Conv2d stem, int stem_width, bool stem_pool, nn::Sequential blocks, int features,
-         int classes)
+         int classes, const ResNetInit& init)
       : conv_(std::move(stem)),
         bn_(stem_width),
         blocks_(std::move(blocks)),
@@ -204,6 +213,12 @@ class ResNet final : public Model {
     register_module("blocks", blocks_);
     register_module("fc", fc_);
     init_convolutions(*this);
+    if (init.zero_residual) {
+      for (const auto& block : blocks_->children()) {
+        nn::init::zeros_(std::dynamic_pointer_cast<ResidualBlock>(block)->last_norm()->weight);
+      }
+    }
+    if (init.fc_std > 0) nn::init::normal_(fc_->weight, 0.0, init.fc_std);
   }
   torch::Tensor forward(torch::Tensor x) override {
     x = torch::relu(bn_(conv_(x)));
@@ -222,7 +237,7 @@ class ResNet final : public Model {
 };
 
 // The CIFAR ResNets of depth 6n + 2: three stages of n basic blocks, 16, 32 and 64 channels.
-std::shared_ptr<Model> cifar_resnet(int depth, int channels, int classes) {
+std::shared_ptr<Model> cifar_resnet(int depth, int channels, int classes, const ResNetInit& init) {
   nn::Sequential blocks;
   int in = 16;
   for (const int out : {16, 32, 64}) {
@@ -232,11 +247,11 @@ std::shared_ptr<Model> cifar_resnet(int depth, int channels, int classes) {
       in = out;
     }
   }
-  return std::make_shared<ResNet>(conv3x3(channels, 16, 1), 16, false, blocks, 64, classes);
+  return std::make_shared<ResNet>(conv3x3(channels, 16, 1), 16, false, blocks, 64, classes, init);
 }
 
 // ResNet-50 for ImageNet, as torchvision's resnet50: 25.6M parameters with 1000 classes.
-std::shared_ptr<Model> resnet50(int channels, int classes) {
+std::shared_ptr<Model> resnet50(int channels, int classes, const ResNetInit& init) {
   nn::Sequential blocks;
   int in = 64;
   const std::pair<int, int> stages[] = {{64, 3}, {128, 4}, {256, 6}, {512, 3}};  // width, blocks
@@ -247,7 +262,7 @@ std::shared_ptr<Model> resnet50(int channels, int classes) {
       in = width * Bottleneck::kExpansion;
     }
   }
-  return std::make_shared<ResNet>(conv(channels, 64, 7, 2, 3), 64, true, blocks, in, classes);
+  return std::make_shared<ResNet>(conv(channels, 64, 7, 2, 3), 64, true, blocks, in, classes, init);
 }
 
 // AlexNet as torchvision builds it (the one-GPU variant of Krizhevsky et al. 2012 without local
@@ -385,7 +400,7 @@ std::shared_ptr<Model> make_model(const ModelSpec& spec) {
   for (const int depth : {20, 32, 56}) {
     if (spec.name == "resnet" + std::to_string(depth)) {
       require_size(spec, 4);
-      return cifar_resnet(depth, spec.channels, spec.classes);
+      return cifar_resnet(depth, spec.channels, spec.classes, spec.resnet_init);
     }
   }
   if (spec.name == "vgg16") {
@@ -394,7 +409,7 @@ std::shared_ptr<Model> make_model(const ModelSpec& spec) {
   }
   if (spec.name == "resnet50") {
     require_size(spec, 32);
-    return resnet50(spec.channels, spec.classes);
+    return resnet50(spec.channels, spec.classes, spec.resnet_init);
   }
   if (spec.name == "alexnet") {
     require_size(spec, 63);  // the smallest side its three max-pools leave at least 1×1

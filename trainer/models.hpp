@@ -31,6 +31,13 @@ struct LstmSpec {
   bool tied = true;  // the output layer uses the embedding matrix (Press & Wolf, 2017)
 };
 
+// Departures from a ResNet's default initialization (--zero-init-residual, --fc-init-std), as the
+// SGP code initializes its ResNet-50 (gossip_sgd.py, init_model).
+struct ResNetInit {
+  bool zero_residual = false;  // each block's last batch-norm scale starts at 0
+  double fc_std = 0;           // > 0: the classifier's weights drawn from N(0, fc_std²)
+};
+
 struct ModelSpec {
   // mlp | lenet | resnet20 | resnet32 | resnet56 | vgg16 | resnet50 | alexnet | lstm
   std::string name;
@@ -38,6 +45,7 @@ struct ModelSpec {
   int classes = 10;  // the vocabulary's size for lstm
   std::vector<int> mlp_hidden = {128};
   LstmSpec lstm;
+  ResNetInit resnet_init;
 };
 
 // Throws UsageError when the model cannot take the input shape (e.g. vgg16 on 8×8 images).

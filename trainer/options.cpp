@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/catalog.hpp"
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/gossip/topology.hpp"
 #include "algorithms/sparse/aggregation.hpp"
@@ -47,6 +48,15 @@ std::string epoch_schedule_check(const std::string& text) {
   }
 }
 
+// An option's help that lists its values, one per line, from the table that defines them.
+template <typename Rows>
+std::string listed(const std::string& intro, const Rows& rows) {
+  std::string help = intro;
+  for (const auto& row : rows)
+    help += "\n  " + std::string(row.name) + ": " + std::string(row.summary);
+  return help;
+}
+
 }  // namespace
 
 void add_options(CLI::App& app, Options& o) {
@@ -56,7 +66,8 @@ void add_options(CLI::App& app, Options& o) {
   app.option_defaults()->always_capture_default();
 
   const std::string run = "Run";
-  app.add_option("--algo", o.algo, "Distributed SGD algorithm")
+  app.add_option("--algo", o.algo,
+                 listed("Distributed SGD algorithm:", algorithms::algorithm_table()))
       ->check(CLI::IsMember(algorithms::algorithm_names()))
       ->group(run);
   app.add_option("--epochs", o.epochs, "Passes over the training set")
@@ -79,7 +90,8 @@ void add_options(CLI::App& app, Options& o) {
                  "built with CUDA")
       ->group(run);
 
-  const std::string dense = "Dense S-SGD (dense)";
+  using algorithms::algorithm_list, algorithms::Family;
+  const std::string dense = "Dense S-SGD (" + algorithm_list(Family::dense) + ")";
   app.add_option("--bucket-mb", o.bucket_mb,
                  "Allreduce the gradient in buckets of this many MiB, each as soon as backward "
                  "has filled it, overlapping communication with backward (0: the whole gradient "
@@ -92,7 +104,7 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->group(dense);
 
-  const std::string sparse = "Sparse algorithms (topk, gtopk, gaussiank)";
+  const std::string sparse = "Sparse algorithms (" + algorithm_list(Family::sparse) + ")";
   app.add_option("--density", o.density, "Fraction of gradient entries each worker sends")
       ->check(CLI::Range(0.0, 1.0))
       ->group(sparse);
@@ -102,8 +114,8 @@ void add_options(CLI::App& app, Options& o) {
       ->check(epoch_schedule_check)
       ->group(sparse);
   app.add_option("--selector", o.selector,
-                 "Which entries a worker proposes (default: the algorithm's): exact top-k, "
-                 "gaussian threshold, dgc sampling, random")
+                 listed("Which entries a worker proposes (default: the algorithm's):",
+                        algorithms::selector_table()))
       ->check(CLI::IsMember(algorithms::selector_names()))
       ->group(sparse);
   app.add_option("--aggregation", o.aggregation,
@@ -115,10 +127,17 @@ void add_options(CLI::App& app, Options& o) {
                "Drop what was not sent instead of carrying it to the next step (ablation)")
       ->group(sparse);
 
-  const std::string gossip = "Gossip algorithms (sgp, osgp, dpsgd, adpsgd)";
-  app.add_option("--topology", o.topology,
-                 "Who mixes with whom, varying by iteration (default: exponential for sgp/osgp, "
-                 "bipartite-exponential for dpsgd/adpsgd)")
+  const std::string gossip = "Gossip algorithms (" + algorithm_list(Family::gossip) + ")";
+  std::string default_topologies;
+  for (const algorithms::AlgorithmRow& row : algorithms::algorithm_table()) {
+    if (row.family != Family::gossip) continue;
+    default_topologies += std::string(default_topologies.empty() ? "" : ", ") +
+                          std::string(row.topology) + " for " + std::string(row.name);
+  }
+  app.add_option(
+         "--topology", o.topology,
+         listed("Who mixes with whom, varying by iteration (default: " + default_topologies + "):",
+                algorithms::topology_table()))
       ->check(CLI::IsMember(algorithms::topology_names()))
       ->group(gossip);
   app.add_option("--peers-per-iter", o.peers_per_iter,
@@ -156,6 +175,15 @@ void add_options(CLI::App& app, Options& o) {
       ->group(model);
   app.add_flag("--untie-embeddings", o.untie_embeddings,
                "lstm: an output layer of its own instead of the embedding matrix")
+      ->group(model);
+  app.add_flag("--zero-init-residual", o.zero_init_residual,
+               "ResNets: start each residual block's last batch norm at zero scale, so every "
+               "block starts as the identity (Goyal et al.; the SGP code's ResNet-50)")
+      ->group(model);
+  app.add_option("--fc-init-std", o.fc_init_std,
+                 "ResNets: draw the final linear layer's weights from N(0, std^2) instead of the "
+                 "default initialization (the SGP code's ResNet-50: 0.01; 0: the default)")
+      ->check(kNonNegative)
       ->group(model);
   app.add_option("--bptt", o.bptt,
                  "lstm: tokens per stream in one iteration (truncated back-propagation through "
@@ -230,12 +258,22 @@ void add_options(CLI::App& app, Options& o) {
       ->group(opt);
   app.add_flag("--nesterov", o.nesterov, "Nesterov momentum")->group(opt);
   app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->check(kNonNegative)->group(opt);
+  app.add_flag("--no-decay-bn-bias", o.no_decay_bn_bias,
+               "No weight decay on one-dimensional parameters: batch-norm scales and shifts, and "
+               "biases (the GaussianK-SGD code's parameter groups)")
+      ->group(opt);
   app.add_option("--lr-schedule", o.lr_schedule,
                  "Multiply the lr by FACTOR from EPOCH on: \"81:0.1,122:0.1\"")
       ->check(epoch_schedule_check)
       ->group(opt);
   app.add_option("--warmup-epochs", o.warmup_epochs, "Linear lr warm-up over these epochs")
       ->check(kNonNegative)
+      ->group(opt);
+  app.add_option("--warmup-start", o.warmup_start,
+                 "Where the warm-up starts: zero (the lr times (t+1)/T at iteration t of T, Goyal "
+                 "et al.) or lr-over-workers (from lr/P up to lr: the gTop-k and SGP codes' "
+                 "warm-up; with --scale-lr that is from the unscaled lr)")
+      ->check(CLI::IsMember({"zero", "lr-over-workers"}))
       ->group(opt);
   app.add_flag("--scale-lr", o.scale_lr, "Multiply the lr by the number of workers")->group(opt);
   app.add_option("--clip-grad-norm", o.clip_grad_norm,
@@ -249,6 +287,10 @@ void add_options(CLI::App& app, Options& o) {
       ->group(opt);
   app.add_option("--eval-batch-size", o.eval_batch_size, "Samples per validation batch")
       ->check(kPositive)
+      ->group(opt);
+  app.add_flag("--eval-reset-state", o.eval_reset_state,
+               "lstm: validate each batch from a zero recurrent state, as the gTop-k and "
+               "GaussianK-SGD codes do (default: the state carries through the validation text)")
       ->group(opt);
 
   const std::string rec = "Recording";
@@ -305,6 +347,75 @@ void add_options(CLI::App& app, Options& o) {
       ->group(ckpt);
 }
 
+void to_json(nlohmann::json& json, const Options& o) {
+  json["algo"] = o.algo;
+  json["epochs"] = o.epochs;
+  json["max_steps"] = o.max_steps;
+  json["seed"] = o.seed;
+  json["threads"] = o.threads;
+  json["device"] = o.device;
+  json["bucket_mb"] = o.bucket_mb;
+  json["wire_dtype"] = o.wire_dtype;
+  json["density"] = o.density;
+  json["density_schedule"] = o.density_schedule;
+  json["selector"] = o.selector;
+  json["aggregation"] = o.aggregation;
+  json["no_error_feedback"] = o.no_error_feedback;
+  json["topology"] = o.topology;
+  json["peers_per_iter"] = o.peers_per_iter;
+  json["max_staleness"] = o.max_staleness;
+  json["comm_timeout"] = o.comm_timeout;
+  json["model"] = o.model;
+  json["mlp_hidden"] = o.mlp_hidden;
+  json["lstm_hidden"] = o.lstm_hidden;
+  json["lstm_layers"] = o.lstm_layers;
+  json["lstm_dropout"] = o.lstm_dropout;
+  json["untie_embeddings"] = o.untie_embeddings;
+  json["zero_init_residual"] = o.zero_init_residual;
+  json["fc_init_std"] = o.fc_init_std;
+  json["bptt"] = o.bptt;
+  json["dataset"] = o.dataset;
+  json["data_path"] = o.data_path;
+  json["csv_shape"] = o.csv_shape;
+  json["val_fraction"] = o.val_fraction;
+  json["val_split"] = o.val_split;
+  json["synthetic_shape"] = o.synthetic_shape;
+  json["synthetic_classes"] = o.synthetic_classes;
+  json["synthetic_train"] = o.synthetic_train;
+  json["synthetic_val"] = o.synthetic_val;
+  json["no_normalize"] = o.no_normalize;
+  json["augment"] = o.augment;
+  json["image_size"] = o.image_size;
+  json["loader_threads"] = o.loader_threads;
+  json["batch_size"] = o.batch_size;
+  json["lr"] = o.lr;
+  json["momentum"] = o.momentum;
+  json["nesterov"] = o.nesterov;
+  json["weight_decay"] = o.weight_decay;
+  json["no_decay_bn_bias"] = o.no_decay_bn_bias;
+  json["lr_schedule"] = o.lr_schedule;
+  json["warmup_epochs"] = o.warmup_epochs;
+  json["warmup_start"] = o.warmup_start;
+  json["scale_lr"] = o.scale_lr;
+  json["clip_grad_norm"] = o.clip_grad_norm;
+  json["on_nonfinite"] = o.on_nonfinite;
+  json["eval_batch_size"] = o.eval_batch_size;
+  json["eval_reset_state"] = o.eval_reset_state;
+  json["db"] = o.db;
+  json["db_dir"] = o.db_dir;
+  json["log_every"] = o.log_every;
+  json["grad_stats_every"] = o.grad_stats_every;
+  json["barrier_before_communicate"] = o.barrier_before_communicate;
+  json["network"] = o.network;
+  json["emulate_link_mbps"] = o.emulate_link_mbps;
+  json["dump_params"] = o.dump_params;
+  json["quiet"] = o.quiet;
+  json["checkpoint_dir"] = o.checkpoint_dir;
+  json["checkpoint_every"] = o.checkpoint_every;
+  json["checkpoint_every_steps"] = o.checkpoint_every_steps;
+  json["resume"] = o.resume;
+}
+
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print) {
   CLI::App app;
   app.name("commsgd-train");
@@ -353,10 +464,8 @@ void validate(const Options& o) {
     throw UsageError("--device " + o.device + ": expected cpu, cuda or cuda:N");
   }
   if (o.grad_stats_every > 0 && algorithm.selector.empty()) {
-    throw UsageError(
-        "--grad-stats-every applies to the sparse algorithms (topk, gtopk, "
-        "gaussiank), not " +
-        o.algo);
+    throw UsageError("--grad-stats-every applies to the sparse algorithms (" +
+                     algorithms::algorithm_list(algorithms::Family::sparse) + "), not " + o.algo);
   }
   if (!(o.density > 0)) throw UsageError("--density must be > 0");
   if (o.bucket_mb > 0 && o.bucket_mb * (1 << 20) < sizeof(float)) {
@@ -370,6 +479,13 @@ void validate(const Options& o) {
   }
   if (!o.csv_shape.empty() && o.dataset != "csv") {
     throw UsageError("--csv-shape applies to --dataset csv only");
+  }
+  if (o.eval_reset_state && o.model != "lstm") {
+    throw UsageError("--eval-reset-state applies to --model lstm only");
+  }
+  if ((o.zero_init_residual || o.fc_init_std > 0) && !o.model.starts_with("resnet")) {
+    throw UsageError("--zero-init-residual and --fc-init-std apply to the ResNets, not --model " +
+                     o.model);
   }
   if ((o.model == "lstm") != (o.dataset == "ptb")) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");

@@ -51,7 +51,9 @@ struct Options {
   int lstm_layers = 2;
   double lstm_dropout = 0.65;
   bool untie_embeddings = false;
-  int bptt = 35;  // language models: tokens per stream per iteration
+  bool zero_init_residual = false;
+  double fc_init_std = 0;  // 0: the model's own initialization of its last linear layer
+  int bptt = 35;           // language models: tokens per stream per iteration
   // Data
   std::string dataset = "synthetic";
   std::string data_path;
@@ -72,12 +74,15 @@ struct Options {
   double momentum = 0.9;
   bool nesterov = false;
   double weight_decay = 1e-4;
+  bool no_decay_bn_bias = false;
   std::string lr_schedule;
   double warmup_epochs = 0;
+  std::string warmup_start = "zero";  // or "lr-over-workers"
   bool scale_lr = false;
   double clip_grad_norm = 0;
   std::string on_nonfinite = "stop";  // or "skip-step"
   int eval_batch_size = 256;
+  bool eval_reset_state = false;
   // Record
   std::string db;
   std::string db_dir = "runs";
@@ -95,16 +100,9 @@ struct Options {
   std::string resume;               // "", "auto", or a checkpoint's directory
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
-    Options, algo, epochs, max_steps, seed, threads, device, bucket_mb, wire_dtype, density,
-    density_schedule, selector, aggregation, no_error_feedback, topology, peers_per_iter,
-    max_staleness, comm_timeout, model, mlp_hidden, lstm_hidden, lstm_layers, lstm_dropout,
-    untie_embeddings, bptt, dataset, data_path, csv_shape, val_fraction, val_split, synthetic_shape,
-    synthetic_classes, synthetic_train, synthetic_val, no_normalize, augment, image_size,
-    loader_threads, batch_size, lr, momentum, nesterov, weight_decay, lr_schedule, warmup_epochs,
-    scale_lr, clip_grad_norm, on_nonfinite, eval_batch_size, db, db_dir, log_every,
-    grad_stats_every, barrier_before_communicate, network, emulate_link_mbps, dump_params, quiet,
-    checkpoint_dir, checkpoint_every, checkpoint_every_steps, resume)
+// The options as JSON, one key per field (the run's recorded config, and what the computation
+// hash covers). Fields beyond nlohmann's 64-field macro, so written out in options.cpp.
+void to_json(nlohmann::json& json, const Options& options);
 
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);

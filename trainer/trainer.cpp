@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "algorithms/algorithm.hpp"
+#include "algorithms/catalog.hpp"
 #include "algorithms/stopwatch.hpp"
 #include "kernels/sgd.hpp"
 #include "kernels/vector_ops.hpp"
@@ -118,14 +118,17 @@ Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, cons
   return combine(sums, has_top5, comm);
 }
 
-// Each rank reads its contiguous share of the validation text as streams, from a fresh state;
-// every token is scored once. Perplexity is exp of the mean loss per token.
+// Each rank reads its contiguous share of the validation text as streams, from a fresh state
+// (every batch, with `reset_every_batch`, as the gTop-k and GaussianK-SGD codes validate); every
+// token is scored once. Perplexity is exp of the mean loss per token.
 Evaluation evaluate_language_model(Model& model, const data::TokenStreams& validation,
-                                   const torch::Device& device, comm::Communicator& comm) {
+                                   bool reset_every_batch, const torch::Device& device,
+                                   comm::Communicator& comm) {
   model.reset_state();
   EvaluationSums sums{};
   std::vector<std::int64_t> tokens, targets;
   for (std::size_t batch = 0; batch < validation.batches(); ++batch) {
+    if (reset_every_batch) model.reset_state();
     const std::size_t rows = validation.rows(batch);
     tokens.resize(rows * validation.streams());
     targets.resize(tokens.size());
@@ -298,7 +301,8 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
                  s.dataset.shape.width,
                  s.dataset.num_classes,
                  o.mlp_hidden,
-                 {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings}};
+                 {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings},
+                 {o.zero_init_residual, o.fc_init_std}};
   s.model = make_model(spec);
   s.model->to(s.device);
   s.flat = std::make_unique<FlatParameters>(*s.model);
@@ -382,6 +386,31 @@ void set_up_together(comm::Communicator& comm, Step&& step) {
   agree_on_setup(comm, error);
 }
 
+// A stretch of the flat parameter buffer, and whether weight decay applies to it.
+struct DecayStretch {
+  std::size_t offset = 0, count = 0;
+  bool decays = true;
+};
+
+// All of the buffer decays; with `spare_one_dimensional` (--no-decay-bn-bias) the one-dimensional
+// parameters do not: batch-norm scales and shifts, and biases, as the GaussianK-SGD code groups
+// them (dl_trainer.py). The flat buffer holds the parameters in model.parameters() order.
+std::vector<DecayStretch> decay_stretches(torch::nn::Module& model, bool spare_one_dimensional) {
+  std::vector<DecayStretch> stretches;
+  std::size_t offset = 0;
+  for (const torch::Tensor& p : model.parameters()) {
+    const bool decays = !(spare_one_dimensional && p.dim() == 1);
+    const auto count = static_cast<std::size_t>(p.numel());
+    if (!stretches.empty() && stretches.back().decays == decays) {
+      stretches.back().count += count;
+    } else {
+      stretches.push_back({offset, count, decays});
+    }
+    offset += count;
+  }
+  return stretches;
+}
+
 // The loop itself, on every rank: for each epoch, for each batch, one step(); then evaluate and
 // record the epoch. Rank 0 alone writes the database and prints progress.
 class TrainingLoop {
@@ -399,9 +428,11 @@ class TrainingLoop {
         epochs_(static_cast<int>((total_iterations_ + s.iterations_per_epoch - 1) /
                                  s.iterations_per_epoch)),
         schedule_(o.lr * (o.scale_lr ? comm.size() : 1),
-                  algorithms::parse_epoch_values(o.lr_schedule), o.warmup_epochs),
+                  algorithms::parse_epoch_values(o.lr_schedule), o.warmup_epochs,
+                  o.warmup_start == "lr-over-workers" ? 1.0 / comm.size() : 0.0),
         progress_(rank0_ && !o.quiet, epochs_, total_iterations_),
-        momentum_(s.flat->params().size(), 0.0f) {
+        momentum_(s.flat->params().size(), 0.0f),
+        decay_stretches_(decay_stretches(*s.model, o.no_decay_bn_bias)) {
     const auto b = static_cast<std::int64_t>(o.batch_size);
     if (s.train_streams) {
       const auto bptt = static_cast<std::int64_t>(o.bptt);
@@ -637,10 +668,15 @@ class TrainingLoop {
       if (o_.clip_grad_norm > 0 && norm > o_.clip_grad_norm) {
         kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
       }
-      const kernels::SgdHyperParams hp{
+      kernels::SgdHyperParams hp{
           static_cast<float>(schedule_.lr(epoch, iteration, s_.iterations_per_epoch)),
           static_cast<float>(o_.momentum), static_cast<float>(o_.weight_decay), o_.nesterov};
-      kernels::sgd_step(flat.params(), flat.grads(), momentum_, hp);
+      for (const DecayStretch& stretch : decay_stretches_) {
+        hp.weight_decay = stretch.decays ? static_cast<float>(o_.weight_decay) : 0.0f;
+        kernels::sgd_step(flat.params().subspan(stretch.offset, stretch.count),
+                          flat.grads().subspan(stretch.offset, stretch.count),
+                          std::span(momentum_).subspan(stretch.offset, stretch.count), hp);
+      }
     } else {
       const std::string what =
           fmt::format("non-finite gradient at iteration {} after synchronization", iteration);
@@ -669,10 +705,10 @@ class TrainingLoop {
     comm_.broadcast(s_.flat->buffers(), 0);  // evaluate rank 0's batch-norm statistics everywhere
     s_.flat->buffers_to_device();
     const Evaluation eval = evaluate_model(*s_.model, *s_.flat, *s_.algorithm, [&] {
-      return s_.validation_streams
-                 ? evaluate_language_model(*s_.model, *s_.validation_streams, s_.device, comm_)
-                 : evaluate_classifier(*s_.model, *validation_reader_, s_.dataset,
-                                       o_.eval_batch_size, s_.device, comm_);
+      return s_.validation_streams ? evaluate_language_model(*s_.model, *s_.validation_streams,
+                                                             o_.eval_reset_state, s_.device, comm_)
+                                   : evaluate_classifier(*s_.model, *validation_reader_, s_.dataset,
+                                                         o_.eval_batch_size, s_.device, comm_);
     });
     const EpochReport report{epoch,
                              train_sums_[0] / train_sums_[2],
@@ -734,6 +770,7 @@ class TrainingLoop {
   // address.
   std::unique_ptr<data::BatchReader> train_reader_, validation_reader_;
   std::vector<float> momentum_;
+  const std::vector<DecayStretch> decay_stretches_;
   const Stopwatch clock_;
   double last_flush_ = 0;
   TrainingPosition start_;  // where this process began: a checkpoint's position, or the start

@@ -34,9 +34,9 @@ std::size_t size_of(DataType);
 
 // What this rank put on and took off the wire. Collectives are counted with the cost of the
 // bandwidth-optimal algorithm (ring allreduce: 2(P-1)/P of the buffer each way; ring allgather:
-// (P-1) blocks each way; broadcast: the buffer once), the model DESIGN.md's cost formulas use,
-// so the counts do not depend on which algorithm the MPI library picked at run time.
-// Point-to-point messages are counted exactly, one per send and one per receive.
+// (P-1) blocks each way; broadcast: the buffer once), the model the cost formulas of docs/design.md
+// ("Sparse family") use, so the counts do not depend on which algorithm the MPI library picked at
+// run time. Point-to-point messages are counted exactly, one per send and one per receive.
 struct CommCounters {
   std::uint64_t calls = 0;
   std::uint64_t messages_sent = 0;

@@ -94,19 +94,37 @@ std::vector<int> Topology::in_peers(int rank, std::uint64_t t) const {
   return peers;
 }
 
-const std::vector<std::string>& topology_names() {
-  static const std::vector<std::string> names = {"exponential", "bipartite-exponential", "ring",
-                                                 "complete"};
+std::span<const TopologyRow> topology_table() {
+  static const TopologyRow table[] = {
+      {"exponential", "r sends to r + 2^i, i cycling with t (SGP's paper)",
+       [](int size, int peers) -> std::unique_ptr<Topology> {
+         return std::make_unique<Exponential>(size, peers);
+       }},
+      {"bipartite-exponential",
+       "odd ranks pair with r + 1, r + 3, r + 5, r + 9, ... in turn; symmetric, even P",
+       [](int size, int) -> std::unique_ptr<Topology> {
+         return std::make_unique<BipartiteExponential>(size);
+       }},
+      {"ring", "r with r - 1 and r + 1; static, symmetric",
+       [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Ring>(size); }},
+      {"complete", "every rank with every other; static, symmetric (for tests)",
+       [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Complete>(size); }},
+  };
+  return table;
+}
+
+std::vector<std::string> topology_names() {
+  std::vector<std::string> names;
+  for (const TopologyRow& row : topology_table()) names.emplace_back(row.name);
   return names;
 }
 
 std::unique_ptr<Topology> make_topology(const std::string& name, int size, int peers_per_iter) {
   if (size < 2) throw std::invalid_argument("the gossip algorithms need at least 2 workers");
   if (peers_per_iter < 1) throw std::invalid_argument("--peers-per-iter must be at least 1");
-  if (name == "exponential") return std::make_unique<Exponential>(size, peers_per_iter);
-  if (name == "bipartite-exponential") return std::make_unique<BipartiteExponential>(size);
-  if (name == "ring") return std::make_unique<Ring>(size);
-  if (name == "complete") return std::make_unique<Complete>(size);
+  for (const TopologyRow& row : topology_table()) {
+    if (row.name == name) return row.make(size, peers_per_iter);
+  }
   throw std::invalid_argument("--topology: unknown topology '" + name + "'");
 }
 

@@ -2,12 +2,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace commsgd::algorithms {
 
-// Who talks to whom at iteration t, for the gossip algorithms (DESIGN.md, "Gossip family").
+// Who talks to whom at iteration t, for the gossip algorithms (docs/design.md, "Gossip family").
 // A topology names each rank's out-peers; in-peers follow from them, so the two lists can never
 // disagree. Peers are distinct and never the rank itself.
 class Topology {
@@ -26,7 +28,15 @@ class Topology {
   int size_;
 };
 
-const std::vector<std::string>& topology_names();
+// One row per --topology value: its name, one line for --help, and its factory (given the
+// worker count and --peers-per-iter).
+struct TopologyRow {
+  std::string_view name;
+  std::string_view summary;
+  std::unique_ptr<Topology> (*make)(int size, int peers_per_iter);
+};
+std::span<const TopologyRow> topology_table();
+std::vector<std::string> topology_names();
 
 // Throws std::invalid_argument with a one-line reason when the topology cannot exist for this
 // many ranks (bipartite-exponential with an odd count, fewer than 2 ranks).

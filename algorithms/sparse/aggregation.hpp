@@ -11,10 +11,10 @@
 
 namespace commsgd::algorithms {
 
-// Step 3 of the sparse family (DESIGN.md): combine every rank's selected entries into one global
-// update U (a sum, not a mean), bit-identical on every rank. Two parts, timed apart: exchange()
-// is the collective, write_update() the local writing of U into a dense buffer, which costs as
-// much for every aggregation (a pass over all d entries).
+// Step 3 of the sparse family (docs/design.md, "Sparse family"): combine every rank's selected
+// entries into one global update U (a sum, not a mean), bit-identical on every rank. Two parts,
+// timed apart: exchange() is the collective, write_update() the local writing of U into a dense
+// buffer, which costs as much for every aggregation (a pass over all d entries).
 class Aggregation {
  public:
   virtual ~Aggregation() = default;

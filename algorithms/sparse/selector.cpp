@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "kernels/original_selectors.hpp"
 #include "kernels/sampling.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/topk.hpp"
@@ -9,9 +10,14 @@
 namespace commsgd::algorithms {
 namespace {
 
+// A seed for one iteration, from a base seed: a new set of indices every iteration.
+std::uint64_t iteration_seed(std::uint64_t seed, std::uint64_t iteration) {
+  return seed ^ (0x9E3779B97F4A7C15ull * (iteration + 1));
+}
+
 class ExactSelector final : public Selector {
  public:
-  void select(std::span<const float> acc, std::size_t k, std::uint64_t,
+  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
               kernels::SparseSet& out) override {
     topk_.select(acc, k, out);
   }
@@ -22,7 +28,7 @@ class ExactSelector final : public Selector {
 
 class GaussianSelector final : public Selector {
  public:
-  void select(std::span<const float> acc, std::size_t k, std::uint64_t,
+  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
               kernels::SparseSet& out) override {
     // ρ = k/d: the density k = ceil(ρ·d) stands for (equal to --density once d·ρ is whole).
     gaussian_.select(acc, k, static_cast<double>(k) / static_cast<double>(acc.size()), out);
@@ -34,7 +40,7 @@ class GaussianSelector final : public Selector {
 
 class DgcSelector final : public Selector {
  public:
-  void select(std::span<const float> acc, std::size_t k, std::uint64_t,
+  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
               kernels::SparseSet& out) override {
     dgc_.select(acc, k, out);
   }
@@ -43,13 +49,14 @@ class DgcSelector final : public Selector {
   kernels::DgcSelector dgc_;
 };
 
+// Random-k. Shared: the same indices on every rank (the seed alone). Independent: each rank's
+// own, as the GaussianK-SGD code's unseeded randperm draws them.
 class RandomSelector final : public Selector {
  public:
   explicit RandomSelector(std::uint64_t seed) : seed_(seed) {}
-  void select(std::span<const float> acc, std::size_t k, std::uint64_t iteration,
+  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t iteration,
               kernels::SparseSet& out) override {
-    // A new set every iteration, the same on every rank.
-    random_.select(acc, k, seed_ ^ (0x9E3779B97F4A7C15ull * (iteration + 1)), out);
+    random_.select(acc, k, iteration_seed(seed_, iteration), out);
   }
 
  private:
@@ -57,18 +64,104 @@ class RandomSelector final : public Selector {
   kernels::RandomSelector random_;
 };
 
+std::uint64_t rank_seed(std::uint64_t seed, int rank) {
+  return seed + 0xD1B54A32D192ED03ull * (static_cast<std::uint64_t>(rank) + 1);
+}
+
+class GksgdGaussianSelector final : public Selector {
+ public:
+  void select(std::span<const float> acc, std::size_t k, double density, std::uint64_t,
+              kernels::SparseSet& out) override {
+    gaussian_.select(acc, k, density, out);
+  }
+
+ private:
+  kernels::GksgdGaussianSelector gaussian_;
+};
+
+// The sample is the original's unseeded draw: here each rank's own, new every iteration.
+class GksgdDgcSelector final : public Selector {
+ public:
+  explicit GksgdDgcSelector(std::uint64_t seed) : seed_(seed) {}
+  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t iteration,
+              kernels::SparseSet& out) override {
+    dgc_.select(acc, k, iteration_seed(seed_, iteration), out);
+  }
+
+ private:
+  std::uint64_t seed_;
+  kernels::GksgdDgcSelector dgc_;
+};
+
+class RedsyncSelector final : public Selector {
+ public:
+  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
+              kernels::SparseSet& out) override {
+    redsync_.select(acc, k, out);
+  }
+
+ private:
+  kernels::RedsyncSelector redsync_;
+};
+
 }  // namespace
 
-const std::vector<std::string>& selector_names() {
-  static const std::vector<std::string> names = {"exact", "gaussian", "dgc", "random"};
+std::span<const SelectorRow> selector_table() {
+  static const SelectorRow table[] = {
+      {"exact", "the k largest |acc| (ties: smaller index)",
+       [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+         return std::make_unique<ExactSelector>();
+       }},
+      {"gaussian",
+       "|acc| above |mean| + std·Φ⁻¹(1 − k/2d), refined up to 3 times (Gaussian-k paper)",
+       [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+         return std::make_unique<GaussianSelector>();
+       }},
+      {"dgc", "|acc| above the k-th largest of a 1% strided sample, scaled (DGC paper)",
+       [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+         return std::make_unique<DgcSelector>();
+       }},
+      {"random", "k indices drawn from a seed all ranks share, new every iteration",
+       [](std::uint64_t seed, int) -> std::unique_ptr<Selector> {
+         return std::make_unique<RandomSelector>(seed);
+       }},
+      {"gaussian-gksgd",
+       "Gaussian-k as the GaussianK-SGD code computes it: signed mean, unbiased std, 2 "
+       "refinements",
+       [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+         return std::make_unique<GksgdGaussianSelector>();
+       }},
+      {"dgc-gksgd",
+       "the GaussianK-SGD code's DGC: random 1% sample, its k-th largest unscaled, top-k of "
+       "the candidates",
+       [](std::uint64_t seed, int rank) -> std::unique_ptr<Selector> {
+         return std::make_unique<GksgdDgcSelector>(rank_seed(seed, rank));
+       }},
+      {"random-independent",
+       "k random indices drawn by each rank on its own (the GaussianK-SGD code's randomk; "
+       "with error feedback its randomkec)",
+       [](std::uint64_t seed, int rank) -> std::unique_ptr<Selector> {
+         return std::make_unique<RandomSelector>(rank_seed(seed, rank));
+       }},
+      {"redsync",
+       "RedSync's threshold, bisected between mean and max of |acc| (GaussianK-SGD code)",
+       [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+         return std::make_unique<RedsyncSelector>();
+       }},
+  };
+  return table;
+}
+
+std::vector<std::string> selector_names() {
+  std::vector<std::string> names;
+  for (const SelectorRow& row : selector_table()) names.emplace_back(row.name);
   return names;
 }
 
-std::unique_ptr<Selector> make_selector(const std::string& name, std::uint64_t seed) {
-  if (name == "exact") return std::make_unique<ExactSelector>();
-  if (name == "gaussian") return std::make_unique<GaussianSelector>();
-  if (name == "dgc") return std::make_unique<DgcSelector>();
-  if (name == "random") return std::make_unique<RandomSelector>(seed);
+std::unique_ptr<Selector> make_selector(const std::string& name, std::uint64_t seed, int rank) {
+  for (const SelectorRow& row : selector_table()) {
+    if (row.name == name) return row.make(seed, rank);
+  }
   throw std::invalid_argument("--selector: unknown selector '" + name + "'");
 }
 

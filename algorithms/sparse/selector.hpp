@@ -4,24 +4,35 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/sparse_set.hpp"
 
 namespace commsgd::algorithms {
 
-// Step 2 of the sparse family (DESIGN.md): which entries of acc this rank proposes. The result is
-// sorted by index and holds acc's values at those indices.
+// Step 2 of the sparse family (docs/design.md, "Sparse family"): which entries of acc this rank
+// proposes. The result is sorted by index and holds acc's values at those indices.
 class Selector {
  public:
   virtual ~Selector() = default;
-  virtual void select(std::span<const float> acc, std::size_t k, std::uint64_t iteration,
-                      kernels::SparseSet& out) = 0;
+  // k = max(1, ceil(density·d)) entries asked for (some selectors take more or fewer);
+  // `iteration` counts from 0 and seeds the random ones.
+  virtual void select(std::span<const float> acc, std::size_t k, double density,
+                      std::uint64_t iteration, kernels::SparseSet& out) = 0;
 };
 
-const std::vector<std::string>& selector_names();  // exact, gaussian, dgc, random
+// One row per --selector value: its name, one line for --help, and its factory. `seed` is
+// --seed, the same on every rank (the random selector draws the same indices everywhere);
+// `rank` lets a selector draw differently on each rank.
+struct SelectorRow {
+  std::string_view name;
+  std::string_view summary;
+  std::unique_ptr<Selector> (*make)(std::uint64_t seed, int rank);
+};
+std::span<const SelectorRow> selector_table();
+std::vector<std::string> selector_names();
 
-// `seed` is shared by all ranks: the random selector draws the same indices everywhere.
-std::unique_ptr<Selector> make_selector(const std::string& name, std::uint64_t seed);
+std::unique_ptr<Selector> make_selector(const std::string& name, std::uint64_t seed, int rank);
 
 }  // namespace commsgd::algorithms

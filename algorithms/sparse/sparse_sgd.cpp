@@ -13,7 +13,7 @@ namespace commsgd::algorithms {
 
 SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
     : comm_(comm),
-      selector_(make_selector(config.selector, config.seed)),
+      selector_(make_selector(config.selector, config.seed, comm.rank())),
       aggregation_(make_aggregation(config.aggregation, comm)),
       density_schedule_(parse_epoch_values(config.density_schedule)),
       density_(config.density),
@@ -64,7 +64,7 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
   } else {
     std::copy(grads.begin(), grads.end(), residual_.begin());
   }
-  selector_->select(residual_, k, iteration_, selected_);  // 2.
+  selector_->select(residual_, k, density_, iteration_, selected_);  // 2.
   stats_.select_seconds += watch.restart();
   if (grad_stats_every_ > 0 && comm_.rank() == 0 &&
       iteration_ % static_cast<std::uint64_t>(grad_stats_every_) == 0) {

@@ -13,7 +13,7 @@
 namespace commsgd::algorithms {
 
 // The sparse family (Top-k, gTop-k, Gaussian-k and the other selector × aggregation pairs), with
-// error feedback. Per iteration, on every rank r (DESIGN.md, "Sparse family"):
+// error feedback. Per iteration, on every rank r (docs/design.md, "Sparse family"):
 //   1. acc_r = g_r + e_r
 //   2. S_r   = select(acc_r)                      the selector
 //   3. U     = aggregate(S_1 .. S_P)              the aggregation; identical on every rank

@@ -48,7 +48,7 @@ struct EpochRow {
   double wall_seconds = 0;  // cumulative since run start
 };
 
-// --grad-stats-every: rank 0's accumulated gradient at one step (DESIGN.md, grad_stats).
+// --grad-stats-every: rank 0's accumulated gradient at one step (docs/design.md, "Run record").
 struct GradStatsRow {
   std::int64_t step = 0;
   int epoch = 0;

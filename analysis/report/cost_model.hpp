@@ -1,5 +1,5 @@
-// The α-β cost model of one iteration's communication (DESIGN.md), for `commsgd-report
-// simulate`: α seconds per message, β seconds per byte on each worker's link.
+// The α-β cost model of one iteration's communication (docs/design.md, "Sparse family"), for
+// `commsgd-report simulate`: α seconds per message, β seconds per byte on each worker's link.
 #pragma once
 
 #include <string>

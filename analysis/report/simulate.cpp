@@ -210,7 +210,7 @@ Table simulate_paper_report(const Connection& db, const std::vector<Filter>& fil
     const char* algo;
     double efficiency;
   };
-  // DESIGN.md, from the papers' released data: 32 workers, 1 GbE.
+  // docs/design.md, "Reference numbers", from the papers' released data: 32 workers, 1 GbE.
   constexpr PaperRow kPaper[] = {
       {"vgg16", "dense", 0.0096},   {"vgg16", "topk", 0.0478},   {"vgg16", "gtopk", 0.0935},
       {"resnet20", "dense", 0.313}, {"resnet20", "topk", 0.756}, {"resnet20", "gtopk", 0.857},

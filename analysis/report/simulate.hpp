@@ -15,7 +15,7 @@
 
 namespace commsgd::report {
 
-// The 1 GbE link the gTop-k paper measured (DESIGN.md).
+// The 1 GbE link the gTop-k paper measured (docs/design.md, "Reference numbers").
 constexpr Link kPaperGigabitEthernet{0.436e-3, 9e-9};
 
 // The newest α-β fit commsgd-bench pingpong recorded for each network: the exchange fit (both
@@ -34,8 +34,8 @@ Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& f
                               const Link& link, int max_workers);
 
 // ResNet-20 and VGG-16 at 32 workers over `link`: the predicted scaling efficiency of dense,
-// topk and gtopk beside the paper's (DESIGN.md), with the difference; computation and selection
-// from the selected runs of those models.
+// topk and gtopk beside the paper's (docs/design.md, "Reference numbers"), with the difference;
+// computation and selection from the selected runs of those models.
 Table simulate_paper_report(const Connection& db, const std::vector<Filter>& filters,
                             const Link& link);
 

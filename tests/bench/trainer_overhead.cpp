@@ -67,7 +67,7 @@ double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Opt
 
   torch::manual_seed(o.seed);
   auto model = trainer::make_model(
-      {s.model, s.shape[0], s.shape[1], s.shape[2], ds.num_classes, o.mlp_hidden, {}});
+      {s.model, s.shape[0], s.shape[1], s.shape[2], ds.num_classes, o.mlp_hidden, {}, {}});
   torch::optim::SGD optimizer(
       model->parameters(),
       torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));

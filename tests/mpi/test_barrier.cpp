@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algorithm.hpp"
+#include "algorithms/catalog.hpp"
 #include "algorithms/comm/mpi_communicator.hpp"
 
 namespace commsgd::algorithms {

@@ -13,8 +13,9 @@ namespace fs = std::filesystem;
 using std::chrono::seconds;
 using DenseMpi = TrainerRuns;
 
-// DESIGN.md: P ranks × batch b must follow the same trajectory as 1 rank × batch P·b when the
-// model has no batch norm (the gradient of a mean loss is the mean of the ranks' gradients).
+// docs/design.md, "Algorithm interface": P ranks × batch b must follow the same trajectory as 1
+// rank × batch P·b when the model has no batch norm (the gradient of a mean loss is the mean of the
+// ranks' gradients).
 class Equivalence : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(Equivalence, FourRanksMatchOneRankWithFourTimesTheBatch) {

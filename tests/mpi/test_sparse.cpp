@@ -164,8 +164,9 @@ TEST(GtopkMpi, SameSetsGiveTheExactTopKOfTheSum) {
     EXPECT_LE(std::abs(e), 1.0f) << "applied entries leave the residual";
 }
 
-// DESIGN.md's cost model: log2 P exchanges of 8k bytes; for other P the butterfly's
-// ⌊log2 P⌋ rounds plus one fold-in and one fold-out message for each extra rank and its partner.
+// The cost model (docs/design.md, "Sparse family"): log2 P exchanges of 8k bytes; for other P the
+// butterfly's ⌊log2 P⌋ rounds plus one fold-in and one fold-out message for each extra rank and its
+// partner.
 TEST(GtopkMpi, MessageCountsAndSizesFollowTheButterfly) {
   const Rank r = me();
   comm::MpiCommunicator comm;

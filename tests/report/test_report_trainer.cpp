@@ -148,7 +148,8 @@ TEST(ReportOnTrainerRuns, ScalingEfficiencyIsThroughputOverWorkersTimesOneWorker
 }
 
 // The cost model keeps each run's time besides communication as measured and predicts the
-// communication: checked here for the sparse runs by the formulas of DESIGN.md, by hand.
+// communication: checked here for the sparse runs by the formulas of docs/design.md ("Sparse
+// family"), by hand.
 TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
   const double alpha = 1e-3, beta = 1e-8;
   const json rows = report_json({"simulate", "check", "--alpha", "1e-3", "--beta", "1e-8", db()});

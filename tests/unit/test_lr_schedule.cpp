@@ -24,6 +24,27 @@ TEST(LrSchedule, LinearWarmupPerIterationThenBase) {
     EXPECT_GT(s.lr(int(t / 10), t, 10), s.lr(int((t - 1) / 10), t - 1, 10));
 }
 
+// The gTop-k code's warm-up (dl_trainer.py, _adjust_learning_rate_general): min_lr = lr/P, then
+// lr = min_lr + (lr − min_lr)/(10·batches per epoch)·t for t = 0, 1, ...: exactly lr/P at the
+// first iteration and lr once the warm-up is over.
+TEST(LrSchedule, WarmupFromLrOverWorkers) {
+  const int workers = 4;
+  const LrSchedule s(0.1, algorithms::parse_epoch_values("81:0.1"), 10, 1.0 / workers);
+  const long per_epoch = 390;
+  EXPECT_DOUBLE_EQ(s.lr(0, 0, per_epoch), 0.1 / workers);
+  const double min_lr = 0.1 / workers;
+  for (const long t : {1L, 389L, 1000L, 3899L}) {
+    EXPECT_NEAR(s.lr(static_cast<int>(t / per_epoch), t, per_epoch),
+                min_lr + (0.1 - min_lr) / (10.0 * per_epoch) * static_cast<double>(t), 1e-15)
+        << t;
+  }
+  EXPECT_DOUBLE_EQ(s.lr(10, 3900, per_epoch), 0.1);
+  EXPECT_NEAR(s.lr(81, 81 * per_epoch, per_epoch), 0.01, 1e-15);
+  // One worker: no warm-up at all, as in the original (min_lr = lr).
+  const LrSchedule alone(0.1, {}, 10, 1.0);
+  EXPECT_DOUBLE_EQ(alone.lr(0, 0, per_epoch), 0.1);
+}
+
 TEST(LrSchedule, ParsesAndRejects) {
   EXPECT_TRUE(algorithms::parse_epoch_values("").empty());
   const auto m = algorithms::parse_epoch_values("30:0.1,60:0.5");

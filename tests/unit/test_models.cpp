@@ -22,7 +22,7 @@ class Models : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(Models, ShapeAndSize) {
   const ModelCase c = GetParam();
-  auto model = make_model({c.name, c.channels, c.side, c.side, 10, {128}, {}});
+  auto model = make_model({c.name, c.channels, c.side, c.side, 10, {128}, {}, {}});
   EXPECT_EQ(parameter_count(*model), c.parameters);
   const torch::Tensor logits = model->forward(torch::randn({2, c.channels, c.side, c.side}));
   EXPECT_EQ(logits.sizes(), (std::vector<std::int64_t>{2, 10}));
@@ -42,14 +42,46 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(ModelsTest, TooSmallInputIsAUsageError) {
-  EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}, {}}), UsageError);
-  EXPECT_THROW(make_model({"alexnet", 3, 32, 32, 10, {}, {}}), UsageError);
+  EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}, {}, {}}), UsageError);
+  EXPECT_THROW(make_model({"alexnet", 3, 32, 32, 10, {}, {}, {}}), UsageError);
   EXPECT_NO_THROW(
-      make_model({"alexnet", 3, 63, 63, 10, {}, {}})->forward(torch::randn({1, 3, 63, 63})));
+      make_model({"alexnet", 3, 63, 63, 10, {}, {}, {}})->forward(torch::randn({1, 3, 63, 63})));
+}
+
+// --zero-init-residual --fc-init-std 0.01, the SGP code's ResNet-50 (gossip_sgd.py, init_model):
+// every bottleneck's bn3 scale starts at 0 (and only those: the stem's and the shortcuts' stay
+// at 1), the classifier's weights are N(0, 0.01²), and the convolutions are as without them.
+TEST(ModelsTest, SgpResNet50Initialisation) {
+  ModelSpec spec{"resnet50", 3, 32, 32, 1000, {}, {}, {}};
+  torch::manual_seed(5);
+  const auto plain = make_model(spec);
+  spec.resnet_init = {.zero_residual = true, .fc_std = 0.01};
+  torch::manual_seed(5);
+  const auto sgp = make_model(spec);
+  int zeroed = 0, kept = 0;
+  for (const auto& item : sgp->named_parameters()) {
+    const std::string& name = item.key();
+    const torch::Tensor& p = item.value();
+    if (name.ends_with("bn3.weight")) {
+      EXPECT_EQ(p.abs().max().item<float>(), 0.0f) << name;
+      ++zeroed;
+    } else if (name.ends_with(".weight") && p.dim() == 1) {
+      EXPECT_EQ(p.min().item<float>(), 1.0f) << name;
+      ++kept;
+    }
+  }
+  EXPECT_EQ(zeroed, 3 + 4 + 6 + 3);  // one per bottleneck block
+  EXPECT_GT(kept, zeroed);
+  const torch::Tensor fc = sgp->named_parameters()["fc.weight"];
+  EXPECT_NEAR(fc.std().item<double>(), 0.01, 0.0005);
+  EXPECT_NEAR(fc.mean().item<double>(), 0.0, 0.0005);
+  EXPECT_GT(plain->named_parameters()["fc.weight"].std().item<double>(), 0.012);
+  EXPECT_TRUE(torch::equal(plain->named_parameters()["conv.weight"],
+                           sgp->named_parameters()["conv.weight"]));
 }
 
 ModelSpec lstm_spec(bool tied) {
-  ModelSpec spec{"lstm", 1, 1, 1, 50, {}, {}};
+  ModelSpec spec{"lstm", 1, 1, 1, 50, {}, {}, {}};
   spec.lstm = {.hidden = 16, .layers = 2, .dropout = 0.5, .tied = tied};
   return spec;
 }

@@ -1,0 +1,196 @@
+#include "algorithms/catalog.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "algorithms/dense.hpp"
+#include "algorithms/gossip/adpsgd.hpp"
+#include "algorithms/gossip/dpsgd.hpp"
+#include "algorithms/gossip/osgp.hpp"
+#include "algorithms/gossip/sgp.hpp"
+#include "algorithms/sparse/sparse_sgd.hpp"
+
+namespace commsgd::algorithms {
+namespace {
+
+std::unique_ptr<Algorithm> make_dense(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<Dense>(comm, c);
+}
+
+// Every sparse row is SparseSgd with its selector × aggregation pair.
+std::unique_ptr<Algorithm> make_sparse(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<SparseSgd>(c, comm);
+}
+
+std::unique_ptr<Topology> topology_of(const AlgorithmConfig& c, const comm::Communicator& comm) {
+  return make_topology(c.topology, comm.size(), c.peers_per_iter);
+}
+
+std::unique_ptr<Algorithm> make_sgp(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<Sgp>(comm, topology_of(c, comm));
+}
+
+std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<Osgp>(comm, topology_of(c, comm), c.max_staleness,
+                                c.comm_timeout_seconds);
+}
+
+std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<Dpsgd>(comm, topology_of(c, comm));
+}
+
+std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<Adpsgd>(comm, topology_of(c, comm), c.comm_timeout_seconds);
+}
+
+std::vector<AlgorithmRow>& rows() {
+  static std::vector<AlgorithmRow> table = {
+      {.name = "dense",
+       .family = Family::dense,
+       .summary = "allreduce of the whole gradient in buckets, overlapped with backward (S-SGD)",
+       .make = make_dense},
+      {.name = "topk",
+       .family = Family::sparse,
+       .summary = "allgather of each worker's k largest accumulated gradient entries",
+       .selector = "exact",
+       .aggregation = "allgather",
+       .make = make_sparse},
+      {.name = "gtopk",
+       .family = Family::sparse,
+       .summary = "global top-k by recursive doubling: log2(P) exchanges of k entries",
+       .selector = "exact",
+       .aggregation = "gtopk",
+       .make = make_sparse},
+      {.name = "gaussiank",
+       .family = Family::sparse,
+       .summary = "like topk, the entries picked by a Gaussian threshold",
+       .selector = "gaussian",
+       .aggregation = "allgather",
+       .make = make_sparse},
+      {.name = "sgp",
+       .family = Family::gossip,
+       .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
+       .topology = "exponential",
+       .make = make_sgp},
+      {.name = "osgp",
+       .family = Family::gossip,
+       .summary = "sgp with the exchange on a communication thread (bounded staleness)",
+       .topology = "exponential",
+       .make = make_osgp},
+      {.name = "dpsgd",
+       .family = Family::gossip,
+       .summary = "symmetric neighbour averaging of the parameters every iteration",
+       .topology = "bipartite-exponential",
+       .make = make_dpsgd},
+      {.name = "adpsgd",
+       .family = Family::gossip,
+       .summary = "asynchronous pairwise averaging on a gossip thread",
+       .topology = "bipartite-exponential",
+       .make = make_adpsgd},
+  };
+  return table;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+}  // namespace
+
+std::string_view family_name(Family family) {
+  switch (family) {
+    case Family::dense:
+      return "dense";
+    case Family::sparse:
+      return "sparse";
+    case Family::gossip:
+      return "gossip";
+  }
+  return "unknown";
+}
+
+std::span<const AlgorithmRow> algorithm_table() {
+  return rows();
+}
+
+void add_algorithm(const AlgorithmRow& row) {
+  if (row.make == nullptr) {
+    throw std::invalid_argument("algorithm '" + std::string(row.name) + "' has no factory");
+  }
+  const auto same = [&](const AlgorithmRow& r) { return r.name == row.name; };
+  if (std::any_of(rows().begin(), rows().end(), same)) {
+    throw std::invalid_argument("algorithm '" + std::string(row.name) + "' exists already");
+  }
+  rows().push_back(row);
+}
+
+const AlgorithmRow& find_algorithm(std::string_view name) {
+  for (const AlgorithmRow& row : rows()) {
+    if (row.name == name) return row;
+  }
+  throw std::invalid_argument("--algo: unknown algorithm '" + std::string(name) + "' (one of " +
+                              joined(algorithm_names()) + ")");
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const AlgorithmRow& row : rows()) names.emplace_back(row.name);
+  return names;
+}
+
+std::vector<std::string> algorithm_names(Family family) {
+  std::vector<std::string> names;
+  for (const AlgorithmRow& row : rows()) {
+    if (row.family == family) names.emplace_back(row.name);
+  }
+  return names;
+}
+
+std::string algorithm_list(Family family) {
+  return joined(algorithm_names(family));
+}
+
+AlgorithmConfig resolve(AlgorithmConfig config) {
+  const AlgorithmRow& row = find_algorithm(config.algo);
+  const auto refuse = [&](const std::string& option, Family applies_to) {
+    const std::vector<std::string> names = algorithm_names(applies_to);
+    const std::string which = names.size() == 1 ? "--algo " + names[0]
+                                                : "the " + std::string(family_name(applies_to)) +
+                                                      " algorithms (" + joined(names) + ")";
+    const bool several = option.find(" and ") != std::string::npos;
+    return std::invalid_argument(option + (several ? " apply to " : " applies to ") + which +
+                                 ", not --algo " + config.algo);
+  };
+  if (row.family == Family::sparse) {
+    if (config.selector.empty()) config.selector = row.selector;
+    if (config.aggregation.empty()) config.aggregation = row.aggregation;
+  } else if (!config.selector.empty() || !config.aggregation.empty()) {
+    throw refuse("--selector and --aggregation", Family::sparse);
+  }
+  if (row.family == Family::gossip) {
+    if (config.topology.empty()) config.topology = row.topology;
+  } else if (!config.topology.empty()) {
+    throw refuse("--topology", Family::gossip);
+  }
+  if (row.family != Family::dense && config.wire != comm::DataType::f32) {
+    throw refuse("--wire-dtype", Family::dense);
+  }
+  const bool dense_in_one_piece = row.family == Family::dense && config.bucket_bytes == 0;
+  if (config.barrier_before_communicate && row.family != Family::sparse && !dense_in_one_piece) {
+    throw std::invalid_argument(
+        "--barrier-before-communicate applies to the sparse algorithms and to dense with "
+        "--bucket-mb 0, not --algo " +
+        config.algo + (row.family == Family::dense ? " with buckets" : ""));
+  }
+  return config;
+}
+
+std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& requested,
+                                          comm::Communicator& comm) {
+  const AlgorithmConfig config = resolve(requested);
+  return find_algorithm(config.algo).make(config, comm);
+}
+
+}  // namespace commsgd::algorithms

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+
+namespace commsgd::algorithms {
+
+// The three families of docs/design.md: what an algorithm exchanges, and so which options apply.
+enum class Family { dense, sparse, gossip };
+std::string_view family_name(Family family);  // "dense", "sparse", "gossip"
+
+using AlgorithmFactory = std::unique_ptr<Algorithm> (*)(const AlgorithmConfig&,
+                                                        comm::Communicator&);
+
+// One row per algorithm: everything else (--algo's choices and help, the option groups, the
+// checks of which option applies to which algorithm, the factory) is derived from the table.
+struct AlgorithmRow {
+  std::string_view name;  // the value of --algo
+  Family family;
+  std::string_view summary;  // one line for --help: what crosses the network
+  // Defaults filled into a config that leaves them empty: a sparse row's selector and
+  // aggregation, a gossip row's topology.
+  std::string_view selector = {};
+  std::string_view aggregation = {};
+  std::string_view topology = {};
+  AlgorithmFactory make = nullptr;  // given the resolved config
+};
+
+// The algorithms of this build: the built-in rows, then those added with add_algorithm().
+std::span<const AlgorithmRow> algorithm_table();
+
+// Adds a row to the table (an extension's or a test's own algorithm), before options are parsed.
+// Throws std::invalid_argument when the name is taken or the row has no factory.
+void add_algorithm(const AlgorithmRow& row);
+
+// Throws std::invalid_argument ("--algo: unknown algorithm 'x'") for a name not in the table.
+const AlgorithmRow& find_algorithm(std::string_view name);
+
+std::vector<std::string> algorithm_names();               // every row, in table order
+std::vector<std::string> algorithm_names(Family family);  // the rows of one family
+std::string algorithm_list(Family family);                // "topk, gtopk, gaussiank"
+
+// Fills in the row's defaults; throws std::invalid_argument, naming the option, for an option
+// given to an algorithm it does not apply to (e.g. --selector with --algo dense).
+AlgorithmConfig resolve(AlgorithmConfig config);
+
+// Resolves the config and builds its row's algorithm; throws std::invalid_argument naming the
+// problem (unknown algorithm, a topology the algorithm cannot use, ...).
+std::unique_ptr<Algorithm> make_algorithm(const AlgorithmConfig& config, comm::Communicator& comm);
+
+}  // namespace commsgd::algorithms
