@@ -28,6 +28,7 @@
 #include "trainer/setup_check.hpp"
 #include "trainer/step_metrics.hpp"
 #include "trainer/termination.hpp"
+#include "trainer/weight_decay.hpp"
 
 namespace commsgd::trainer {
 namespace {
@@ -384,31 +385,6 @@ void set_up_together(comm::Communicator& comm, Step&& step) {
     error = e.what();
   }
   agree_on_setup(comm, error);
-}
-
-// A stretch of the flat parameter buffer, and whether weight decay applies to it.
-struct DecayStretch {
-  std::size_t offset = 0, count = 0;
-  bool decays = true;
-};
-
-// All of the buffer decays; with `spare_one_dimensional` (--no-decay-bn-bias) the one-dimensional
-// parameters do not: batch-norm scales and shifts, and biases, as the GaussianK-SGD code groups
-// them (dl_trainer.py). The flat buffer holds the parameters in model.parameters() order.
-std::vector<DecayStretch> decay_stretches(torch::nn::Module& model, bool spare_one_dimensional) {
-  std::vector<DecayStretch> stretches;
-  std::size_t offset = 0;
-  for (const torch::Tensor& p : model.parameters()) {
-    const bool decays = !(spare_one_dimensional && p.dim() == 1);
-    const auto count = static_cast<std::size_t>(p.numel());
-    if (!stretches.empty() && stretches.back().decays == decays) {
-      stretches.back().count += count;
-    } else {
-      stretches.push_back({offset, count, decays});
-    }
-    offset += count;
-  }
-  return stretches;
 }
 
 // The loop itself, on every rank: for each epoch, for each batch, one step(); then evaluate and

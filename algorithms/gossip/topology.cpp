@@ -31,6 +31,35 @@ class Exponential final : public Topology {
   std::vector<int> offsets_;  // 1, 2, 4, ..., 2^m
 };
 
+// The SGP code's graph_type 0 (graph_manager.py, DynamicDirectedExponentialGraph): the offsets
+// +1, −1, +2, −2, ..., +2^m, −2^m, m = ⌊log2(P−1)⌋, taken n = peers_per_iter at a time in turn: at
+// iteration t rank r sends to r + o for the offsets o at positions (t·n + j) mod 2(m+1), j < n.
+// The paper's graph (Exponential above) has the forward offsets alone.
+class ExponentialTwoSided final : public Topology {
+ public:
+  ExponentialTwoSided(int size, int peers_per_iter) : Topology(size), peers_(peers_per_iter) {
+    for (int offset = 1; offset <= size - 1; offset *= 2) {
+      offsets_.push_back(offset);
+      offsets_.push_back(size - offset);  // −offset, modulo P
+    }
+  }
+  std::vector<int> out_peers(int rank, std::uint64_t t) const override {
+    std::vector<int> peers;
+    const std::size_t count = offsets_.size();
+    const auto n = static_cast<std::uint64_t>(peers_);
+    for (std::uint64_t j = 0; j < n; ++j) {
+      const int peer = (rank + offsets_[(t * n + j) % count]) % size();
+      if (std::find(peers.begin(), peers.end(), peer) == peers.end()) peers.push_back(peer);
+    }
+    return peers;
+  }
+  bool symmetric() const override { return size() == 2; }
+
+ private:
+  int peers_;
+  std::vector<int> offsets_;  // 1, P−1, 2, P−2, ..., 2^m, P−2^m
+};
+
 // Bipartite exponential graph (Lian et al. 2018): odd ranks are active, even ranks passive; at
 // iteration t active rank r pairs with r + o_t, o_t cycling through 1, 3, 5, 9, 17, ... (1 + 2^i),
 // and the passive rank with r − o_t. Every offset is odd, so each iteration is a perfect matching
@@ -99,6 +128,11 @@ std::span<const TopologyRow> topology_table() {
       {"exponential", "r sends to r + 2^i, i cycling with t (SGP's paper)",
        [](int size, int peers) -> std::unique_ptr<Topology> {
          return std::make_unique<Exponential>(size, peers);
+       }},
+      {"exponential-two-sided",
+       "r sends to r + 1, r - 1, r + 2, r - 2, ..., r ± 2^i in turn (the SGP code's graph_type 0)",
+       [](int size, int peers) -> std::unique_ptr<Topology> {
+         return std::make_unique<ExponentialTwoSided>(size, peers);
        }},
       {"bipartite-exponential",
        "odd ranks pair with r + 1, r + 3, r + 5, r + 9, ... in turn; symmetric, even P",

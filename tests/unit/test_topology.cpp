@@ -80,16 +80,16 @@ TEST_P(Topologies, InvariantsHoldForEveryRankCountAndIteration) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Topologies,
-                         ::testing::Values(Case{"exponential", 1}, Case{"exponential", 2},
-                                           Case{"exponential", 5}, Case{"bipartite-exponential", 1},
-                                           Case{"ring", 1}, Case{"complete", 1}),
-                         [](const auto& info) {
-                           std::string name =
-                               info.param.name + "_" + std::to_string(info.param.peers_per_iter);
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    All, Topologies,
+    ::testing::Values(Case{"exponential", 1}, Case{"exponential", 2}, Case{"exponential", 5},
+                      Case{"exponential-two-sided", 1}, Case{"exponential-two-sided", 3},
+                      Case{"bipartite-exponential", 1}, Case{"ring", 1}, Case{"complete", 1}),
+    [](const auto& info) {
+      std::string name = info.param.name + "_" + std::to_string(info.param.peers_per_iter);
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
 
 TEST(TopologyTest, ExponentialCyclesThroughPowersOfTwo) {
   const auto g = make_topology("exponential", 8, 1);  // m = ⌊log2 7⌋ = 2: offsets 1, 2, 4
@@ -101,6 +101,28 @@ TEST(TopologyTest, ExponentialCyclesThroughPowersOfTwo) {
   EXPECT_EQ(two->out_peers(0, 2), (std::vector<int>{4, 1}));
   // P = 3: offsets 1, 2; asking for 5 peers gives the two distinct ones.
   EXPECT_EQ(make_topology("exponential", 3, 5)->out_peers(0, 0), (std::vector<int>{1, 2}));
+}
+
+// The SGP code's graph_type 0 as its job scripts run it (graph_manager.py,
+// DynamicDirectedExponentialGraph; gossiper.py rotates the phone book by peers_per_itr after
+// every gossip): offsets +1, −1, +2, −2, +4, −4 at P = 8, one a round, the in-peer r − offset.
+TEST(TopologyTest, ExponentialTwoSidedIsSgpGraphZero) {
+  const auto g = make_topology("exponential-two-sided", 8, 1);
+  const int offsets[] = {1, -1, 2, -2, 4, -4};
+  for (std::uint64_t t = 0; t < 12; ++t) {
+    const int offset = offsets[t % 6];
+    for (int r = 0; r < 8; ++r) {
+      EXPECT_EQ(g->out_peers(r, t), std::vector<int>{(r + offset + 8) % 8}) << r << " " << t;
+      EXPECT_EQ(g->in_peers(r, t), std::vector<int>{(r - offset + 8) % 8}) << r << " " << t;
+    }
+  }
+  EXPECT_FALSE(g->symmetric());
+  // Two a round: round t takes positions 2t and 2t + 1 of the list.
+  const auto two = make_topology("exponential-two-sided", 8, 2);
+  EXPECT_EQ(two->out_peers(0, 1), (std::vector<int>{2, 6}));
+  EXPECT_EQ(two->out_peers(0, 3), (std::vector<int>{1, 7}));
+  // P = 4: +2 and −2 are one peer, sent to once.
+  EXPECT_EQ(make_topology("exponential-two-sided", 4, 2)->out_peers(0, 1), std::vector<int>{2});
 }
 
 TEST(TopologyTest, BipartitePairsActiveOddWithPassiveEven) {
