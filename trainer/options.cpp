@@ -1,6 +1,7 @@
 #include "trainer/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <regex>
@@ -30,6 +31,7 @@ CLI::Validator bound_check(double lowest, bool inclusive, const std::string& req
       [=](const std::string& text) {
         double value = 0;
         if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+        if (!std::isfinite(value)) return "'" + text + "' is not a finite number";
         const bool ok = inclusive ? value >= lowest : value > lowest;
         return ok ? std::string() : requirement + " (got " + text + ")";
       },
@@ -37,6 +39,24 @@ CLI::Validator bound_check(double lowest, bool inclusive, const std::string& req
 }
 const CLI::Validator kPositive = bound_check(0, false, "must be > 0");
 const CLI::Validator kNonNegative = bound_check(0, true, "must be >= 0");
+
+// Ranges of floating-point values: CLI::Range lets NaN through (every comparison with it is false).
+const CLI::Validator kFinite(
+    [](const std::string& text) {
+      double value = 0;
+      return CLI::detail::lexical_cast(text, value) && std::isfinite(value)
+                 ? std::string()
+                 : "'" + text + "' is not a finite number";
+    },
+    "FINITE");
+
+// For unsigned options: the conversion would wrap "-1" around to the largest value.
+const CLI::Validator kUnsigned(
+    [](const std::string& text) {
+      return text.find('-') == std::string::npos ? std::string()
+                                                 : "must be >= 0 (got " + text + ")";
+    },
+    "UNSIGNED");
 
 // CLI11 validator for "epoch:value,..." flags: the empty string means valid.
 std::string epoch_schedule_check(const std::string& text) {
@@ -78,6 +98,7 @@ void add_options(CLI::App& app, Options& o) {
       ->check(kNonNegative)
       ->group(run);
   app.add_option("--seed", o.seed, "Seed for initialization, shuffling and synthetic data")
+      ->check(kUnsigned)
       ->group(run);
   app.add_option("--threads", o.threads,
                  "Intra-op threads per rank (0: the node's cores divided among its ranks)")
@@ -106,7 +127,7 @@ void add_options(CLI::App& app, Options& o) {
 
   const std::string sparse = "Sparse algorithms (" + algorithm_list(Family::sparse) + ")";
   app.add_option("--density", o.density, "Fraction of gradient entries each worker sends")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(CLI::Range(0.0, 1.0) & kFinite)
       ->group(sparse);
   app.add_option("--density-schedule", o.density_schedule,
                  "Density from EPOCH on, overriding --density: \"0:0.004,1:0.001\" (gTop-k "
@@ -171,7 +192,7 @@ void add_options(CLI::App& app, Options& o) {
       ->group(model);
   app.add_option("--lstm-dropout", o.lstm_dropout,
                  "lstm: dropout after the embedding, between layers and before the output")
-      ->check(CLI::Range(0.0, 0.99))
+      ->check(CLI::Range(0.0, 0.99) & kFinite)
       ->group(model);
   app.add_flag("--untie-embeddings", o.untie_embeddings,
                "lstm: an output layer of its own instead of the embedding matrix")
@@ -208,7 +229,7 @@ void add_options(CLI::App& app, Options& o) {
       ->check(kPositive)
       ->group(data);
   app.add_option("--val-fraction", o.val_fraction, "csv: fraction of rows held out for validation")
-      ->check(CLI::Range(0.0, 0.99))
+      ->check(CLI::Range(0.0, 0.99) & kFinite)
       ->group(data);
   app.add_option("--val-split", o.val_split,
                  "csv: which rows are held out: interleaved (spread evenly through the file) or "
@@ -254,7 +275,7 @@ void add_options(CLI::App& app, Options& o) {
       ->group(opt);
   app.add_option("--lr", o.lr, "Base learning rate")->check(kPositive)->group(opt);
   app.add_option("--momentum", o.momentum, "SGD momentum")
-      ->check(CLI::Range(0.0, 0.999))
+      ->check(CLI::Range(0.0, 0.999) & kFinite)
       ->group(opt);
   app.add_flag("--nesterov", o.nesterov, "Nesterov momentum")->group(opt);
   app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->check(kNonNegative)->group(opt);
