@@ -25,7 +25,12 @@ void TrainerRuns::TearDown() {
 }
 
 ProcessResult TrainerRuns::train(int ranks, std::vector<std::string> args) {
-  args.insert(args.begin(), COMMSGD_TRAIN);
+  return train_with(COMMSGD_TRAIN, ranks, std::move(args));
+}
+
+ProcessResult TrainerRuns::train_with(const std::string& program, int ranks,
+                                      std::vector<std::string> args) {
+  args.insert(args.begin(), program);
   args.push_back("--quiet");
   return run_process(mpirun(ranks, args), std::chrono::seconds(540));
 }

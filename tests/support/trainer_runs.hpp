@@ -17,6 +17,8 @@ class TrainerRuns : public ::testing::Test {
   void TearDown() override;
   // mpirun -np ranks commsgd-train args... --quiet
   ProcessResult train(int ranks, std::vector<std::string> args);
+  // The same with another build of commsgd-train (one with algorithms of its own).
+  ProcessResult train_with(const std::string& program, int ranks, std::vector<std::string> args);
 
   std::filesystem::path dir_;
 };

@@ -1,0 +1,50 @@
+// A ninth algorithm added as docs/design.md ("The table of algorithms") says one is: its class and
+// its row, this one file. Test-only: model averaging (each rank steps on its own gradient, then
+// the ranks average their parameters, every iteration), launched under mpirun by
+// tests/mpi/test_extension.cpp as commsgd-train-extended --algo model-averaging.
+#include <span>
+
+#include "algorithms/catalog.hpp"
+#include "trainer/commsgd_train.hpp"
+
+namespace {
+
+using namespace commsgd;
+
+class ModelAveraging final : public algorithms::Algorithm {
+ public:
+  explicit ModelAveraging(comm::Communicator& comm) : comm_(comm) {}
+
+  void synchronize_gradients(std::span<float>) override {}
+  void after_step(std::span<float> params) override {
+    comm_.allreduce(params, comm::ReduceOp::sum);
+    const float share = 1.0f / static_cast<float>(comm_.size());
+    for (float& x : params) x *= share;
+    stats_.entries_sent += params.size();
+    stats_.entries_offered += params.size();
+  }
+  std::span<const float> model_for_evaluation(std::span<const float> params) override {
+    return params;
+  }
+  algorithms::AlgorithmStats stats() const override { return stats_; }
+  void save_state(algorithms::StateWriter&) override {}
+  void load_state(algorithms::StateReader&) override {}
+
+ private:
+  comm::Communicator& comm_;
+  algorithms::AlgorithmStats stats_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  commsgd::algorithms::add_algorithm(
+      {.name = "model-averaging",
+       .family = commsgd::algorithms::Family::dense,
+       .summary = "each rank steps alone, then the parameters are averaged (test-only)",
+       .make = [](const commsgd::algorithms::AlgorithmConfig&, commsgd::comm::Communicator& comm)
+           -> std::unique_ptr<commsgd::algorithms::Algorithm> {
+         return std::make_unique<ModelAveraging>(comm);
+       }});
+  return commsgd::trainer::commsgd_train_main(argc, argv);
+}

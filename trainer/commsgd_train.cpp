@@ -1,0 +1,83 @@
+// commsgd-train: parse options, start MPI, train, and turn every way of failing into an exit code
+// a job script can act on: 0 done, 2 bad input (nothing trained), 1 failed during training.
+#include "trainer/commsgd_train.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "algorithms/comm/mpi_communicator.hpp"
+#include "algorithms/comm/throttled_communicator.hpp"
+#include "trainer/options.hpp"
+#include "trainer/setup_check.hpp"
+#include "trainer/termination.hpp"
+#include "trainer/trainer.hpp"
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitFailed = 1;
+
+void print_error(const std::string& message) {
+  fmt::print(stderr, "commsgd-train: error: {}\n", message);
+}
+
+}  // namespace
+
+namespace commsgd::trainer {
+
+int commsgd_train_main(int argc, char** argv) {
+  termination::install();
+  const comm::MpiSession mpi(&argc, &argv);
+  comm::MpiCommunicator world;
+  const bool rank0 = world.rank() == 0;
+
+  Options options;
+  std::optional<std::string> parse_error;
+  try {
+    if (parse_options(argc, argv, options, rank0) == ParseOutcome::exit_ok) {
+      return 0;
+    }
+  } catch (const UsageError& e) {
+    parse_error = e.what();
+  }
+
+  try {
+    agree_on_setup(world, parse_error);
+    std::optional<comm::ThrottledCommunicator> throttled;
+    comm::Communicator& comm = options.emulate_link_mbps > 0
+                                   ? throttled.emplace(world, options.emulate_link_mbps)
+                                   : static_cast<comm::Communicator&>(world);
+    const TrainingResult result = train(options, comm, world.placement());
+    if (result.stopped_by_signal != 0) {
+      if (rank0) {
+        fmt::print(
+            stderr, "commsgd-train: stopped by SIG{} after {} iterations, checkpoint in {}\n",
+            sigabbrev_np(result.stopped_by_signal), result.iterations, options.checkpoint_dir);
+      }
+      return 128 + result.stopped_by_signal;
+    }
+    if (rank0 && !options.quiet) {
+      fmt::print(
+          "run {} completed: {} iterations, val top-1 {:.2f}%, val loss {:.4f}\n"
+          "record: {}\n",
+          result.run_id, result.iterations, 100 * result.val_top1, result.val_loss,
+          result.database.string());
+    }
+    return 0;
+  } catch (const SetupFailed& e) {
+    if (e.reporter()) print_error(e.what());
+    return kExitBadInput;
+  } catch (const TrainingFailed&) {
+    if (world.size() > 1) world.abort(kExitFailed);
+    return kExitFailed;
+  } catch (const std::exception& e) {
+    print_error(fmt::format("rank {}: {}", world.rank(), e.what()));
+    // A peer may be blocked in a collective this rank will never join: end the whole job.
+    if (world.size() > 1) world.abort(kExitFailed);
+    return kExitFailed;
+  }
+}
+
+}  // namespace commsgd::trainer
