@@ -4,6 +4,10 @@
 #include <torch/nn/init.h>
 #include <torch/nn/modules.h>
 
+#include <map>
+#include <string_view>
+
+#include "trainer/model_table.hpp"
 #include "trainer/options.hpp"
 
 namespace commsgd::trainer {
@@ -389,34 +393,45 @@ void require_size(const ModelSpec& spec, int min_side) {
 }  // namespace
 
 std::shared_ptr<Model> make_model(const ModelSpec& spec) {
-  if (spec.name == "mlp") {
-    return std::make_shared<Mlp>(spec.channels * spec.height * spec.width, spec.mlp_hidden,
-                                 spec.classes);
+  using Factory = std::shared_ptr<Model> (*)(const ModelSpec&);
+  // The networks of trainer/model_table.cpp's rows, by name.
+  static const std::map<std::string_view, Factory> networks = {
+      {"mlp",
+       [](const ModelSpec& s) -> std::shared_ptr<Model> {
+         return std::make_shared<Mlp>(s.channels * s.height * s.width, s.mlp_hidden, s.classes);
+       }},
+      {"lenet",
+       [](const ModelSpec& s) -> std::shared_ptr<Model> {
+         return std::make_shared<LeNet>(s.channels, s.height, s.width, s.classes);
+       }},
+      {"resnet20",
+       [](const ModelSpec& s) { return cifar_resnet(20, s.channels, s.classes, s.resnet_init); }},
+      {"resnet32",
+       [](const ModelSpec& s) { return cifar_resnet(32, s.channels, s.classes, s.resnet_init); }},
+      {"resnet56",
+       [](const ModelSpec& s) { return cifar_resnet(56, s.channels, s.classes, s.resnet_init); }},
+      {"vgg16",
+       [](const ModelSpec& s) -> std::shared_ptr<Model> {
+         return std::make_shared<Vgg16>(s.channels, s.classes);
+       }},
+      {"resnet50",
+       [](const ModelSpec& s) { return resnet50(s.channels, s.classes, s.resnet_init); }},
+      {"alexnet",
+       [](const ModelSpec& s) -> std::shared_ptr<Model> {
+         return std::make_shared<AlexNet>(s.channels, s.classes);
+       }},
+      {"lstm",
+       [](const ModelSpec& s) -> std::shared_ptr<Model> {
+         return std::make_shared<LstmLanguageModel>(s.classes, s.lstm);
+       }},
+  };
+  const ModelRow& row = find_model(spec.name);
+  require_size(spec, row.min_side);
+  const auto network = networks.find(row.name);
+  if (network == networks.end()) {
+    throw std::logic_error("--model " + spec.name + " is in the table but has no network");
   }
-  if (spec.name == "lenet") {
-    require_size(spec, 4);
-    return std::make_shared<LeNet>(spec.channels, spec.height, spec.width, spec.classes);
-  }
-  for (const int depth : {20, 32, 56}) {
-    if (spec.name == "resnet" + std::to_string(depth)) {
-      require_size(spec, 4);
-      return cifar_resnet(depth, spec.channels, spec.classes, spec.resnet_init);
-    }
-  }
-  if (spec.name == "vgg16") {
-    require_size(spec, 32);
-    return std::make_shared<Vgg16>(spec.channels, spec.classes);
-  }
-  if (spec.name == "resnet50") {
-    require_size(spec, 32);
-    return resnet50(spec.channels, spec.classes, spec.resnet_init);
-  }
-  if (spec.name == "alexnet") {
-    require_size(spec, 63);  // the smallest side its three max-pools leave at least 1×1
-    return std::make_shared<AlexNet>(spec.channels, spec.classes);
-  }
-  if (spec.name == "lstm") return std::make_shared<LstmLanguageModel>(spec.classes, spec.lstm);
-  throw UsageError("--model: unknown model '" + spec.name + "'");
+  return network->second(spec);
 }
 
 }  // namespace commsgd::trainer

@@ -39,7 +39,7 @@ struct ResNetInit {
 };
 
 struct ModelSpec {
-  // mlp | lenet | resnet20 | resnet32 | resnet56 | vgg16 | resnet50 | alexnet | lstm
+  // a row of model_table() (trainer/model_table.hpp)
   std::string name;
   int channels = 1, height = 1, width = 1;
   int classes = 10;  // the vocabulary's size for lstm

@@ -12,6 +12,7 @@
 #include "algorithms/gossip/topology.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
+#include "trainer/model_table.hpp"
 #include "trainer/setup_check.hpp"
 
 namespace commsgd::trainer {
@@ -175,9 +176,8 @@ void add_options(CLI::App& app, Options& o) {
       ->group(gossip);
 
   const std::string model = "Model";
-  app.add_option("--model", o.model, "Network to train")
-      ->check(CLI::IsMember({"mlp", "lenet", "resnet20", "resnet32", "resnet56", "vgg16",
-                             "resnet50", "alexnet", "lstm"}))
+  app.add_option("--model", o.model, listed("Network to train:", model_table()))
+      ->check(CLI::IsMember(model_names()))
       ->group(model);
   app.add_option("--mlp-hidden", o.mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
       ->delimiter(',')
@@ -501,14 +501,16 @@ void validate(const Options& o) {
   if (!o.csv_shape.empty() && o.dataset != "csv") {
     throw UsageError("--csv-shape applies to --dataset csv only");
   }
-  if (o.eval_reset_state && o.model != "lstm") {
+  const ModelRow& model = find_model(o.model);
+  const bool language_model = model.input == ModelInput::tokens;
+  if (o.eval_reset_state && !language_model) {
     throw UsageError("--eval-reset-state applies to --model lstm only");
   }
-  if ((o.zero_init_residual || o.fc_init_std > 0) && !o.model.starts_with("resnet")) {
+  if ((o.zero_init_residual || o.fc_init_std > 0) && !model.residual) {
     throw UsageError("--zero-init-residual and --fc-init-std apply to the ResNets, not --model " +
                      o.model);
   }
-  if ((o.model == "lstm") != (o.dataset == "ptb")) {
+  if (language_model != (o.dataset == "ptb")) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");
   }
   if ((o.image_size != 0 || o.loader_threads != 0) && o.dataset != "image-folder") {

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "trainer/model_table.hpp"
 #include "trainer/models.hpp"
 #include "trainer/options.hpp"
 
@@ -40,6 +43,22 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"resnet50", 3, 224, 25557032 - (2048 * 990 + 990)},
                       ModelCase{"alexnet", 3, 224, 61100840 - (4096 * 990 + 990)}),
     [](const auto& info) { return info.param.name; });
+
+// Every row of the model table builds at the smallest input it takes, and maps a batch to logits.
+TEST(ModelsTest, EveryTableRowBuilds) {
+  for (const ModelRow& row : model_table()) {
+    const int side = std::max(row.min_side, 8);
+    ModelSpec spec{std::string(row.name), 3, side, side, 10, {16}, {}, {}};
+    spec.lstm = {.hidden = 8, .layers = 1, .dropout = 0, .tied = true};
+    const auto model = make_model(spec);
+    const torch::Tensor input = row.input == ModelInput::tokens
+                                    ? torch::randint(0, 10, {4, 2}, torch::kInt64)
+                                    : torch::randn({2, 3, side, side});
+    const torch::Tensor logits = model->forward(input);
+    EXPECT_EQ(logits.size(-1), 10) << row.name;
+  }
+  EXPECT_THROW(make_model({"resnet18", 3, 32, 32, 10, {}, {}, {}}), UsageError);
+}
 
 TEST(ModelsTest, TooSmallInputIsAUsageError) {
   EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}, {}, {}}), UsageError);

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace commsgd::trainer {
+
+// What a model reads and how it may be initialized, for the option checks.
+enum class ModelInput { features, images, tokens };
+
+// One row per --model value: its name, one line for --help, what it reads (a language model
+// tokens), the smallest image side it takes, and whether it is a ResNet (--zero-init-residual,
+// --fc-init-std). The option parser and the checks read this table; trainer/models.cpp builds a
+// row's network (a test builds every row). No LibTorch here.
+struct ModelRow {
+  std::string_view name;
+  std::string_view summary;
+  ModelInput input = ModelInput::images;
+  int min_side = 1;
+  bool residual = false;
+};
+
+std::span<const ModelRow> model_table();
+std::vector<std::string> model_names();
+// Throws UsageError ("--model: unknown model 'x'") for a name not in the table.
+const ModelRow& find_model(std::string_view name);
+
+}  // namespace commsgd::trainer
