@@ -107,6 +107,9 @@ struct AlgorithmConfig {
   // bipartite-exponential).
   std::string topology;
   int peers_per_iter = 1;
+  // dpsgd: average with the peers of a symmetric topology, or send to the out-peers and average
+  // with what the in-peers sent (the SGP code's D-PSGD).
+  bool directed_mixing = false;
   int max_staleness = 1;              // osgp: iterations a rank may run ahead of its arrivals
   double comm_timeout_seconds = 300;  // a gossip wait longer than this is an error, not a hang
 };

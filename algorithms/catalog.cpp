@@ -36,7 +36,9 @@ std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicato
 }
 
 std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Dpsgd>(comm, topology_of(c, comm));
+  return std::make_unique<Dpsgd>(
+      comm, topology_of(c, comm),
+      c.directed_mixing ? Dpsgd::Mixing::directed : Dpsgd::Mixing::symmetric);
 }
 
 std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
@@ -79,8 +81,9 @@ std::vector<AlgorithmRow>& rows() {
        .make = make_osgp},
       {.name = "dpsgd",
        .family = Family::gossip,
-       .summary = "symmetric neighbour averaging of the parameters every iteration",
+       .summary = "neighbour averaging of the parameters every iteration",
        .topology = "bipartite-exponential",
+       .takes_directed_mixing = true,
        .make = make_dpsgd},
       {.name = "adpsgd",
        .family = Family::gossip,
@@ -173,6 +176,15 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
     if (config.topology.empty()) config.topology = row.topology;
   } else if (!config.topology.empty()) {
     throw refuse("--topology", Family::gossip);
+  }
+  if (config.directed_mixing && !row.takes_directed_mixing) {
+    std::string which;
+    for (const AlgorithmRow& r : rows()) {
+      if (r.takes_directed_mixing)
+        which += std::string(which.empty() ? "" : ", ") + "--algo " + std::string(r.name);
+    }
+    throw std::invalid_argument("--gossip-mixing directed applies to " + which + ", not --algo " +
+                                config.algo);
   }
   if (row.family != Family::dense && config.wire != comm::DataType::f32) {
     throw refuse("--wire-dtype", Family::dense);

@@ -28,7 +28,8 @@ struct AlgorithmRow {
   std::string_view selector = {};
   std::string_view aggregation = {};
   std::string_view topology = {};
-  AlgorithmFactory make = nullptr;  // given the resolved config
+  bool takes_directed_mixing = false;  // --gossip-mixing directed
+  AlgorithmFactory make = nullptr;     // given the resolved config
 };
 
 // The algorithms of this build: the built-in rows, then those added with add_algorithm().

@@ -166,6 +166,12 @@ void add_options(CLI::App& app, Options& o) {
                  "exponential: out-peers per iteration (the next offsets 2^i)")
       ->check(kPositive)
       ->group(gossip);
+  app.add_option("--gossip-mixing", o.gossip_mixing,
+                 "dpsgd: symmetric (average with the neighbours of a symmetric topology, Lian et "
+                 "al.) or directed (send to the out-peers, average with what the in-peers sent: "
+                 "the SGP code's D-PSGD, with --topology bipartite-exponential-two-sided)")
+      ->check(CLI::IsMember({"symmetric", "directed"}))
+      ->group(gossip);
   app.add_option("--max-staleness", o.max_staleness,
                  "osgp: iterations a worker may run ahead of its gossip arrivals")
       ->check(kNonNegative)
@@ -384,6 +390,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["no_error_feedback"] = o.no_error_feedback;
   json["topology"] = o.topology;
   json["peers_per_iter"] = o.peers_per_iter;
+  json["gossip_mixing"] = o.gossip_mixing;
   json["max_staleness"] = o.max_staleness;
   json["comm_timeout"] = o.comm_timeout;
   json["model"] = o.model;
@@ -468,6 +475,7 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.seed = o.seed;
   c.topology = o.topology;
   c.peers_per_iter = o.peers_per_iter;
+  c.directed_mixing = o.gossip_mixing == "directed";
   c.max_staleness = o.max_staleness;
   c.comm_timeout_seconds = o.comm_timeout;
   c.grad_stats_every = o.grad_stats_every;

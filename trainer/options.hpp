@@ -42,6 +42,7 @@ struct Options {
   // Gossip algorithms
   std::string topology;
   int peers_per_iter = 1;
+  std::string gossip_mixing = "symmetric";  // or "directed"
   int max_staleness = 1;
   double comm_timeout = 300;
   // Model

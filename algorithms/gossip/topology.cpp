@@ -88,6 +88,34 @@ class BipartiteExponential final : public Topology {
   std::vector<int> offsets_;
 };
 
+// The SGP code's graph_type 1 as its D-PSGD job scripts run it (graph_manager.py,
+// DynamicBipartiteExponentialGraph at e682064): the offsets +1, −1, +3, −3, +5, −5, +9, −9, ...,
+// ±(1 + 2^i) for i up to m = ⌊log2(P−1)⌋, one a round in turn: rank r sends to r + o and hears
+// from r − o. Every offset is odd, so odd ranks talk only to even ones, but the pairs are not
+// symmetric: this is a directed shift (the symmetric pairs are bipartite-exponential). Even P.
+class BipartiteExponentialTwoSided final : public Topology {
+ public:
+  explicit BipartiteExponentialTwoSided(int size) : Topology(size) {
+    if (size % 2 != 0) {
+      throw std::invalid_argument(
+          "--topology bipartite-exponential-two-sided needs an even number of workers (got " +
+          std::to_string(size) + ")");
+    }
+    for (int power = 1, i = 0; power <= size - 1; power *= 2, ++i) {
+      const int offset = i == 0 ? 1 : 1 + power;
+      offsets_.push_back(offset % size);
+      offsets_.push_back((size - offset % size) % size);
+    }
+  }
+  std::vector<int> out_peers(int rank, std::uint64_t t) const override {
+    return {(rank + offsets_[t % offsets_.size()]) % size()};
+  }
+  bool symmetric() const override { return size() == 2; }
+
+ private:
+  std::vector<int> offsets_;  // 1, P−1, 3, P−3, 5, P−5, ... (modulo P)
+};
+
 class Ring final : public Topology {
  public:
   using Topology::Topology;
@@ -138,6 +166,12 @@ std::span<const TopologyRow> topology_table() {
        "odd ranks pair with r + 1, r + 3, r + 5, r + 9, ... in turn; symmetric, even P",
        [](int size, int) -> std::unique_ptr<Topology> {
          return std::make_unique<BipartiteExponential>(size);
+       }},
+      {"bipartite-exponential-two-sided",
+       "r sends to r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn (the SGP code's graph_type 1, "
+       "its D-PSGD's; directed), even P",
+       [](int size, int) -> std::unique_ptr<Topology> {
+         return std::make_unique<BipartiteExponentialTwoSided>(size);
        }},
       {"ring", "r with r - 1 and r + 1; static, symmetric",
        [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Ring>(size); }},

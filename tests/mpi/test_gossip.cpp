@@ -100,7 +100,8 @@ TEST(GossipMpi, DpsgdAveragesToTheMeanAndKeepsItAtEveryStep) {
   comm::MpiCommunicator comm;
   const std::vector<double> mean = true_mean(comm);
   std::vector<float> params = random_model(comm.rank());
-  Dpsgd dpsgd(comm, make_topology(symmetric_topology(comm.size()), comm.size(), 1));
+  Dpsgd dpsgd(comm, make_topology(symmetric_topology(comm.size()), comm.size(), 1),
+              Dpsgd::Mixing::symmetric);
   for (int t = 0; t < 5; ++t) {
     dpsgd.after_step(params);
     std::vector<double> sum(params.begin(), params.end());
@@ -110,6 +111,44 @@ TEST(GossipMpi, DpsgdAveragesToTheMeanAndKeepsItAtEveryStep) {
     EXPECT_LT(max_relative_error(as_float, mean), 1e-5) << "mixing moved the mean, step " << t;
   }
   consensus_after(dpsgd, params, 400, mean, comm);
+}
+
+// --gossip-mixing directed on the SGP code's graph_type 1 (its D-PSGD): every rank hears from one
+// in-peer and is heard by one out-peer, so the mixing is column stochastic: the sum of the models
+// does not move at any step, and they reach consensus. It is not the pairwise average: at the
+// first step (offset 1) odd rank r averages with r − 1, where the symmetric pairs put it with
+// r + 1.
+TEST(GossipMpi, DirectedDpsgdKeepsTheSumAndDiffersFromPairwise) {
+  comm::MpiCommunicator comm;
+  if (comm.size() % 2 != 0) GTEST_SKIP() << "the bipartite graphs need an even number of ranks";
+  const std::vector<double> mean = true_mean(comm);
+  std::vector<float> params = random_model(comm.rank());
+  Dpsgd directed(comm, make_topology("bipartite-exponential-two-sided", comm.size(), 1),
+                 Dpsgd::Mixing::directed);
+  Dpsgd pairwise(comm, make_topology("bipartite-exponential", comm.size(), 1),
+                 Dpsgd::Mixing::symmetric);
+  std::vector<float> paired = params;
+  pairwise.after_step(paired);
+  std::vector<float> first = params;
+  directed.after_step(first);
+  if (comm.size() >= 4 && comm.rank() % 2 == 1) {
+    EXPECT_GT(max_relative_error(first, std::vector<double>(paired.begin(), paired.end())), 1e-3);
+  }
+  params = first;
+  for (int t = 1; t < 6; ++t) {
+    directed.after_step(params);
+    std::vector<double> sum(params.begin(), params.end());
+    comm.allreduce(std::span(sum), comm::ReduceOp::sum);
+    for (double& v : sum) v /= comm.size();
+    std::vector<float> as_float(sum.begin(), sum.end());
+    EXPECT_LT(max_relative_error(as_float, mean), 1e-5) << "mixing moved the mean, step " << t;
+  }
+  consensus_after(directed, params, 400, mean, comm);
+  if (comm.size() >= 4) {  // at P = 2 every graph is symmetric
+    EXPECT_THROW(Dpsgd(comm, make_topology("bipartite-exponential-two-sided", comm.size(), 1),
+                       Dpsgd::Mixing::symmetric),
+                 std::invalid_argument);
+  }
 }
 
 // AD-PSGD's lifecycle (start the gossip thread, train, stop it) repeated 50 times: every run must
