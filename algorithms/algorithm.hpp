@@ -110,7 +110,11 @@ struct AlgorithmConfig {
   // dpsgd: average with the peers of a symmetric topology, or send to the out-peers and average
   // with what the in-peers sent (the SGP code's D-PSGD).
   bool directed_mixing = false;
-  int max_staleness = 1;              // osgp: iterations a rank may run ahead of its arrivals
+  int max_staleness = 1;  // osgp, bounded staleness: iterations a rank may run ahead of arrivals
+  // osgp: the SGP code's overlap instead, one exchange in flight, waited for after synch_freq
+  // steps without it.
+  bool one_in_flight = false;
+  int synch_freq = 0;
   double comm_timeout_seconds = 300;  // a gossip wait longer than this is an error, not a hang
 };
 

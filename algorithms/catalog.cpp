@@ -31,8 +31,11 @@ std::unique_ptr<Algorithm> make_sgp(const AlgorithmConfig& c, comm::Communicator
 }
 
 std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Osgp>(comm, topology_of(c, comm), c.max_staleness,
-                                c.comm_timeout_seconds);
+  return c.one_in_flight
+             ? std::make_unique<Osgp>(comm, topology_of(c, comm), Osgp::Overlap::one_in_flight,
+                                      c.synch_freq, c.comm_timeout_seconds)
+             : std::make_unique<Osgp>(comm, topology_of(c, comm), Osgp::Overlap::bounded_staleness,
+                                      c.max_staleness, c.comm_timeout_seconds);
 }
 
 std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
@@ -78,6 +81,7 @@ std::vector<AlgorithmRow>& rows() {
        .family = Family::gossip,
        .summary = "sgp with the exchange on a communication thread (bounded staleness)",
        .topology = "exponential",
+       .takes_overlap = true,
        .make = make_osgp},
       {.name = "dpsgd",
        .family = Family::gossip,
@@ -185,6 +189,14 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
     }
     throw std::invalid_argument("--gossip-mixing directed applies to " + which + ", not --algo " +
                                 config.algo);
+  }
+  if ((config.one_in_flight || config.synch_freq != 0) && !row.takes_overlap) {
+    throw std::invalid_argument(
+        "--osgp-overlap one-in-flight and --synch-freq apply to --algo osgp, not --algo " +
+        config.algo);
+  }
+  if (config.synch_freq != 0 && !config.one_in_flight) {
+    throw std::invalid_argument("--synch-freq applies to --osgp-overlap one-in-flight");
   }
   if (row.family != Family::dense && config.wire != comm::DataType::f32) {
     throw refuse("--wire-dtype", Family::dense);

@@ -29,6 +29,7 @@ struct AlgorithmRow {
   std::string_view aggregation = {};
   std::string_view topology = {};
   bool takes_directed_mixing = false;  // --gossip-mixing directed
+  bool takes_overlap = false;          // --osgp-overlap, --max-staleness, --synch-freq
   AlgorithmFactory make = nullptr;     // given the resolved config
 };
 

@@ -172,8 +172,20 @@ void add_options(CLI::App& app, Options& o) {
                  "the SGP code's D-PSGD, with --topology bipartite-exponential-two-sided)")
       ->check(CLI::IsMember({"symmetric", "directed"}))
       ->group(gossip);
+  app.add_option("--osgp-overlap", o.osgp_overlap,
+                 "osgp: bounded-staleness (an exchange every iteration, at most --max-staleness "
+                 "of them unfinished: the SGP paper's) or one-in-flight (a new exchange once the "
+                 "last has been absorbed, waited for after --synch-freq steps: the SGP code's)")
+      ->check(CLI::IsMember({"bounded-staleness", "one-in-flight"}))
+      ->group(gossip);
   app.add_option("--max-staleness", o.max_staleness,
-                 "osgp: iterations a worker may run ahead of its gossip arrivals")
+                 "osgp, bounded-staleness: iterations a worker may run ahead of its gossip "
+                 "arrivals")
+      ->check(kNonNegative)
+      ->group(gossip);
+  app.add_option("--synch-freq", o.synch_freq,
+                 "osgp, one-in-flight: steps a worker takes without the exchange in flight before "
+                 "it waits for it (the SGP code's synch_freq; 0: every step waits)")
       ->check(kNonNegative)
       ->group(gossip);
   app.add_option("--comm-timeout", o.comm_timeout,
@@ -392,6 +404,8 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["peers_per_iter"] = o.peers_per_iter;
   json["gossip_mixing"] = o.gossip_mixing;
   json["max_staleness"] = o.max_staleness;
+  json["osgp_overlap"] = o.osgp_overlap;
+  json["synch_freq"] = o.synch_freq;
   json["comm_timeout"] = o.comm_timeout;
   json["model"] = o.model;
   json["mlp_hidden"] = o.mlp_hidden;
@@ -477,6 +491,8 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.peers_per_iter = o.peers_per_iter;
   c.directed_mixing = o.gossip_mixing == "directed";
   c.max_staleness = o.max_staleness;
+  c.one_in_flight = o.osgp_overlap == "one-in-flight";
+  c.synch_freq = o.synch_freq;
   c.comm_timeout_seconds = o.comm_timeout;
   c.grad_stats_every = o.grad_stats_every;
   c.barrier_before_communicate = o.barrier_before_communicate;

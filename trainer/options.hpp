@@ -44,6 +44,8 @@ struct Options {
   int peers_per_iter = 1;
   std::string gossip_mixing = "symmetric";  // or "directed"
   int max_staleness = 1;
+  std::string osgp_overlap = "bounded-staleness";  // or "one-in-flight"
+  int synch_freq = 0;
   double comm_timeout = 300;
   // Model
   std::string model = "mlp";

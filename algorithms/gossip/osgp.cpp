@@ -8,13 +8,14 @@
 
 namespace commsgd::algorithms {
 
-Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, int max_staleness,
+Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit,
            double timeout_seconds)
     : Gossip(comm, std::move(topology)),
-      max_staleness_(max_staleness),
+      overlap_(overlap),
+      limit_(limit),
       timeout_seconds_(timeout_seconds),
       thread_comm_(comm.duplicate()) {
-  if (max_staleness_ < 0) throw std::invalid_argument("--max-staleness must be >= 0");
+  if (limit_ < 0) throw std::invalid_argument("--max-staleness and --synch-freq must be >= 0");
   thread_ = std::thread([this] { communicate(); });
 }
 
@@ -64,7 +65,7 @@ void Osgp::communicate() {
 }
 
 void Osgp::wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint64_t outstanding) {
-  const auto done = [&] { return failure_ || iteration_ - finished_ <= outstanding; };
+  const auto done = [&] { return failure_ || started_ - finished_ <= outstanding; };
   const auto timeout = std::chrono::duration<double>(timeout_seconds_);
   if (!changed_.wait_for(lock, timeout, done)) {
     throw std::runtime_error("osgp: no gossip exchange finished in " +
@@ -74,31 +75,60 @@ void Osgp::wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint6
 }
 
 void Osgp::absorb_arrivals() {
+  absorbed_ = finished_;
   if (!has_incoming_) return;
   push_sum_.absorb(incoming_);
   std::fill(incoming_.begin(), incoming_.end(), 0.0f);
   has_incoming_ = false;
 }
 
-void Osgp::after_step(std::span<float> params) {
-  push_sum_.apply_step(params);
+void Osgp::start_exchange(std::size_t d) {
   Exchange exchange;
   exchange.out = topology_->out_peers(comm_.rank(), iteration_);
   exchange.in = topology_->in_peers(comm_.rank(), iteration_);
   exchange.message.resize(push_sum_.message_size());
   push_sum_.split(exchange.out.size(), exchange.message);
-  stats_.entries_sent += exchange.out.size() * params.size();
-  stats_.entries_offered += params.size();
+  stats_.entries_sent += exchange.out.size() * d;
 
-  std::unique_lock lock(mutex_);
+  const std::lock_guard lock(mutex_);
   queue_.push_back(std::move(exchange));
+  ++started_;
+  most_in_flight_ = std::max(most_in_flight_, started_ - absorbed_);
   ++iteration_;
   changed_.notify_all();
-  const Stopwatch watch;
-  wait_until_outstanding(lock, static_cast<std::uint64_t>(max_staleness_));
-  stats_.wait_seconds += watch.seconds();
-  absorb_arrivals();
-  lock.unlock();
+}
+
+bool Osgp::ready_for_next_exchange() {
+  std::unique_lock lock(mutex_);
+  if (failure_) std::rethrow_exception(failure_);
+  if (started_ > 0 && steps_since_start_ < limit_) {
+    if (finished_ == started_) absorb_arrivals();  // landed early: absorbed, not yet followed
+    ++steps_since_start_;
+    return false;
+  }
+  if (started_ > absorbed_) {
+    const Stopwatch watch;
+    wait_until_outstanding(lock, 0);
+    stats_.wait_seconds += watch.seconds();
+    absorb_arrivals();
+  }
+  steps_since_start_ = 0;
+  return true;
+}
+
+void Osgp::after_step(std::span<float> params) {
+  push_sum_.apply_step(params);
+  stats_.entries_offered += params.size();
+  if (overlap_ == Overlap::one_in_flight) {
+    if (ready_for_next_exchange()) start_exchange(params.size());
+  } else {
+    start_exchange(params.size());
+    std::unique_lock lock(mutex_);
+    const Stopwatch watch;
+    wait_until_outstanding(lock, static_cast<std::uint64_t>(limit_));
+    stats_.wait_seconds += watch.seconds();
+    absorb_arrivals();
+  }
   push_sum_.debias(params);
 }
 
@@ -122,6 +152,11 @@ float Osgp::flushed_weight() {
   return flushed().weight();
 }
 
+std::uint64_t Osgp::most_in_flight() const {
+  const std::lock_guard lock(mutex_);
+  return most_in_flight_;
+}
+
 AlgorithmStats Osgp::stats() const {
   const std::lock_guard lock(mutex_);
   AlgorithmStats s = stats_;
@@ -138,6 +173,7 @@ void Osgp::save_state(StateWriter& out) {
   wait_until_outstanding(lock, 0);
   out.write(static_cast<std::uint8_t>(has_incoming_));
   out.write(std::span<const float>(incoming_));
+  out.write(steps_since_start_);
 }
 
 void Osgp::load_state(StateReader& in) {
@@ -146,7 +182,8 @@ void Osgp::load_state(StateReader& in) {
   const std::lock_guard lock(mutex_);
   has_incoming_ = in.read<std::uint8_t>() != 0;
   in.read(incoming_);
-  finished_ = iteration_;
+  started_ = finished_ = absorbed_ = iteration_;
+  steps_since_start_ = in.read<int>();
 }
 
 }  // namespace commsgd::algorithms

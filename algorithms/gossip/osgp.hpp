@@ -12,10 +12,20 @@
 
 namespace commsgd::algorithms {
 
-// Overlap SGP: SGP whose mixing message of iteration t travels on a communication thread while
-// iteration t+1 computes. Arrivals are added to (x, w) when they have landed; a rank blocks only
-// when the exchanges of more than --max-staleness τ past iterations are still outstanding, and
-// fails (instead of hanging) when one takes longer than --comm-timeout.
+// Overlap SGP: SGP whose mixing messages travel on a communication thread while training goes on.
+// Arrivals are added to (x, w) when they have landed, and a rank fails (instead of hanging) when
+// an exchange takes longer than --comm-timeout. When exchanges start, and when a rank waits for
+// them, is one of two overlaps (--osgp-overlap):
+//   bounded staleness (the paper's): the message of iteration t leaves while t+1 computes, one
+//     exchange every iteration; a rank blocks only when the exchanges of more than --max-staleness
+//     τ past iterations are unfinished;
+//   one in flight (the SGP code's, distributed.py GossipDataParallel with overlap): a new exchange
+//     starts only once the previous one has been absorbed; a rank waits for an exchange once it
+//     has taken --synch-freq s steps without it (s = 0: every step waits for the last exchange).
+//     What lands earlier is absorbed at once, but the next exchange starts s + 1 steps after the
+//     last on every rank: the SGP code starts it as soon as the last has landed, which depends on
+//     timing, so its ranks can start different numbers of rounds and wait on peers that never
+//     run them; with a fixed cadence every rank runs the same rounds. With s = 0 the two agree.
 //
 // Thread safety: the training thread owns push_sum_ and the parameters. The two threads share
 // only what mutex_ guards: the queue of exchanges to run, the sum of what arrived (incoming_),
@@ -23,7 +33,9 @@ namespace commsgd::algorithms {
 // over its own duplicate of the communicator, so its messages never meet the trainer's.
 class Osgp final : public Gossip {
  public:
-  Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, int max_staleness,
+  enum class Overlap { bounded_staleness, one_in_flight };
+  // limit: τ for bounded staleness, s for one in flight.
+  Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit,
        double timeout_seconds);
   ~Osgp() override;
 
@@ -38,6 +50,8 @@ class Osgp final : public Gossip {
   void load_state(StateReader& in) override;
   // This rank's push-sum weight once every exchange in flight has landed.
   float flushed_weight();
+  // The most exchanges this rank has had started and not yet absorbed at once.
+  std::uint64_t most_in_flight() const;
 
  private:
   struct Exchange {
@@ -54,7 +68,14 @@ class Osgp final : public Gossip {
   // The push-sum state with every exchange in flight landed, leaving this one's as it is.
   PushSum flushed();
 
-  const int max_staleness_;
+  // Splits (x, w) and hands the share to the comm thread: the exchange of round iteration_.
+  void start_exchange(std::size_t d);
+  // One in flight: whether to start the next exchange now (waiting for the last one if it is
+  // due), absorbing the last one if it has landed.
+  bool ready_for_next_exchange();
+
+  const Overlap overlap_;
+  const int limit_;
   const double timeout_seconds_;
   std::unique_ptr<comm::Communicator> thread_comm_;
   PushSum push_sum_;
@@ -65,6 +86,8 @@ class Osgp final : public Gossip {
   std::vector<float> incoming_;
   bool has_incoming_ = false;
   std::uint64_t finished_ = 0;
+  std::uint64_t started_ = 0, absorbed_ = 0, most_in_flight_ = 0;
+  int steps_since_start_ = 0;  // one in flight: steps since the last exchange started
   double thread_seconds_ = 0;
   std::uint64_t thread_bytes_sent_ = 0, thread_bytes_received_ = 0;
   std::exception_ptr failure_;

@@ -32,6 +32,8 @@ TEST_F(OriginalVariants, EachTrainsDigitsWithinTwoPointsOfDense) {
       {"random-independent",
        {"--algo", "topk", "--selector", "random-independent", "--density", "0.25"}},
       {"exponential-two-sided", {"--algo", "sgp", "--topology", "exponential-two-sided"}},
+      {"osgp-one-in-flight",
+       {"--algo", "osgp", "--osgp-overlap", "one-in-flight", "--synch-freq", "2"}},
       {"directed-dpsgd",
        {"--algo", "dpsgd", "--topology", "bipartite-exponential-two-sided", "--gossip-mixing",
         "directed"}},
