@@ -104,6 +104,15 @@ std::string joined(const std::vector<std::string>& names) {
   return text;
 }
 
+// "--algo a, --algo b": the rows that take an option only some rows take.
+std::string rows_taking(bool AlgorithmRow::*takes) {
+  std::string which;
+  for (const AlgorithmRow& row : rows()) {
+    if (row.*takes) which += (which.empty() ? "--algo " : ", --algo ") + std::string(row.name);
+  }
+  return which;
+}
+
 }  // namespace
 
 std::string_view family_name(Family family) {
@@ -182,18 +191,14 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
     throw refuse("--topology", Family::gossip);
   }
   if (config.directed_mixing && !row.takes_directed_mixing) {
-    std::string which;
-    for (const AlgorithmRow& r : rows()) {
-      if (r.takes_directed_mixing)
-        which += std::string(which.empty() ? "" : ", ") + "--algo " + std::string(r.name);
-    }
-    throw std::invalid_argument("--gossip-mixing directed applies to " + which + ", not --algo " +
-                                config.algo);
+    throw std::invalid_argument("--gossip-mixing directed applies to " +
+                                rows_taking(&AlgorithmRow::takes_directed_mixing) +
+                                ", not --algo " + config.algo);
   }
   if ((config.one_in_flight || config.synch_freq != 0) && !row.takes_overlap) {
-    throw std::invalid_argument(
-        "--osgp-overlap one-in-flight and --synch-freq apply to --algo osgp, not --algo " +
-        config.algo);
+    throw std::invalid_argument("--osgp-overlap one-in-flight and --synch-freq apply to " +
+                                rows_taking(&AlgorithmRow::takes_overlap) + ", not --algo " +
+                                config.algo);
   }
   if (config.synch_freq != 0 && !config.one_in_flight) {
     throw std::invalid_argument("--synch-freq applies to --osgp-overlap one-in-flight");

@@ -15,15 +15,17 @@ std::uint64_t iteration_seed(std::uint64_t seed, std::uint64_t iteration) {
   return seed ^ (0x9E3779B97F4A7C15ull * (iteration + 1));
 }
 
-class ExactSelector final : public Selector {
+// A kernel that needs nothing but the entries and k: exact, dgc, redsync.
+template <class Kernel>
+class KSelector final : public Selector {
  public:
   void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
               kernels::SparseSet& out) override {
-    topk_.select(acc, k, out);
+    kernel_.select(acc, k, out);
   }
 
  private:
-  kernels::TopkSelector topk_;
+  Kernel kernel_;
 };
 
 class GaussianSelector final : public Selector {
@@ -36,17 +38,6 @@ class GaussianSelector final : public Selector {
 
  private:
   kernels::GaussianSelector gaussian_;
-};
-
-class DgcSelector final : public Selector {
- public:
-  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
-              kernels::SparseSet& out) override {
-    dgc_.select(acc, k, out);
-  }
-
- private:
-  kernels::DgcSelector dgc_;
 };
 
 // Random-k. Shared: the same indices on every rank (the seed alone). Independent: each rank's
@@ -93,24 +84,13 @@ class GksgdDgcSelector final : public Selector {
   kernels::GksgdDgcSelector dgc_;
 };
 
-class RedsyncSelector final : public Selector {
- public:
-  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
-              kernels::SparseSet& out) override {
-    redsync_.select(acc, k, out);
-  }
-
- private:
-  kernels::RedsyncSelector redsync_;
-};
-
 }  // namespace
 
 std::span<const SelectorRow> selector_table() {
   static const SelectorRow table[] = {
       {"exact", "the k largest |acc| (ties: smaller index)",
        [](std::uint64_t, int) -> std::unique_ptr<Selector> {
-         return std::make_unique<ExactSelector>();
+         return std::make_unique<KSelector<kernels::TopkSelector>>();
        }},
       {"gaussian",
        "|acc| above |mean| + std·Φ⁻¹(1 − k/2d), refined up to 3 times (Gaussian-k paper)",
@@ -119,7 +99,7 @@ std::span<const SelectorRow> selector_table() {
        }},
       {"dgc", "|acc| above the k-th largest of a 1% strided sample, scaled (DGC paper)",
        [](std::uint64_t, int) -> std::unique_ptr<Selector> {
-         return std::make_unique<DgcSelector>();
+         return std::make_unique<KSelector<kernels::DgcSelector>>();
        }},
       {"random", "k indices drawn from a seed all ranks share, new every iteration",
        [](std::uint64_t seed, int) -> std::unique_ptr<Selector> {
@@ -146,7 +126,7 @@ std::span<const SelectorRow> selector_table() {
       {"redsync",
        "RedSync's threshold, bisected between mean and max of |acc| (GaussianK-SGD code)",
        [](std::uint64_t, int) -> std::unique_ptr<Selector> {
-         return std::make_unique<RedsyncSelector>();
+         return std::make_unique<KSelector<kernels::RedsyncSelector>>();
        }},
   };
   return table;

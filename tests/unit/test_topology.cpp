@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "algorithms/gossip/topology.hpp"
@@ -104,20 +105,25 @@ TEST(TopologyTest, ExponentialCyclesThroughPowersOfTwo) {
   EXPECT_EQ(make_topology("exponential", 3, 5)->out_peers(0, 0), (std::vector<int>{1, 2}));
 }
 
-// The SGP code's graph_type 0 as its job scripts run it (graph_manager.py,
-// DynamicDirectedExponentialGraph; gossiper.py rotates the phone book by peers_per_itr after
-// every gossip): offsets +1, −1, +2, −2, +4, −4 at P = 8, one a round, the in-peer r − offset.
-TEST(TopologyTest, ExponentialTwoSidedIsSgpGraphZero) {
-  const auto g = make_topology("exponential-two-sided", 8, 1);
-  const int offsets[] = {1, -1, 2, -2, 4, -4};
-  for (std::uint64_t t = 0; t < 12; ++t) {
-    const int offset = offsets[t % 6];
+// A directed shift at P = 8, one peer a round: at round t rank r sends to r + offsets[t mod L]
+// and hears from r − offsets[t mod L], L = offsets.size(); over two cycles.
+void expect_shifts(const std::string& name, const std::vector<int>& offsets) {
+  const auto g = make_topology(name, 8, 1);
+  for (std::uint64_t t = 0; t < 2 * offsets.size(); ++t) {
+    const int offset = offsets[t % offsets.size()];
     for (int r = 0; r < 8; ++r) {
       EXPECT_EQ(g->out_peers(r, t), std::vector<int>{(r + offset + 8) % 8}) << r << " " << t;
       EXPECT_EQ(g->in_peers(r, t), std::vector<int>{(r - offset + 8) % 8}) << r << " " << t;
     }
   }
   EXPECT_FALSE(g->symmetric());
+}
+
+// The SGP code's graph_type 0 as its job scripts run it (graph_manager.py,
+// DynamicDirectedExponentialGraph; gossiper.py rotates the phone book by peers_per_itr after
+// every gossip): offsets +1, −1, +2, −2, +4, −4 at P = 8, one a round, the in-peer r − offset.
+TEST(TopologyTest, ExponentialTwoSidedIsSgpGraphZero) {
+  expect_shifts("exponential-two-sided", {1, -1, 2, -2, 4, -4});
   // Two a round: round t takes positions 2t and 2t + 1 of the list.
   const auto two = make_topology("exponential-two-sided", 8, 2);
   EXPECT_EQ(two->out_peers(0, 1), (std::vector<int>{2, 6}));
@@ -130,16 +136,7 @@ TEST(TopologyTest, ExponentialTwoSidedIsSgpGraphZero) {
 // DynamicBipartiteExponentialGraph): offsets +1, −1, +3, −3, +5, −5 at P = 8, one a round; odd
 // ranks hear only from even ones and the other way round, but r's in-peer is not its out-peer.
 TEST(TopologyTest, BipartiteExponentialTwoSidedIsSgpGraphOne) {
-  const auto g = make_topology("bipartite-exponential-two-sided", 8, 1);
-  const int offsets[] = {1, -1, 3, -3, 5, -5};
-  for (std::uint64_t t = 0; t < 12; ++t) {
-    const int offset = offsets[t % 6];
-    for (int r = 0; r < 8; ++r) {
-      EXPECT_EQ(g->out_peers(r, t), std::vector<int>{(r + offset + 8) % 8}) << r << " " << t;
-      EXPECT_EQ(g->in_peers(r, t), std::vector<int>{(r - offset + 8) % 8}) << r << " " << t;
-    }
-  }
-  EXPECT_FALSE(g->symmetric());
+  expect_shifts("bipartite-exponential-two-sided", {1, -1, 3, -3, 5, -5});
   EXPECT_THROW(make_topology("bipartite-exponential-two-sided", 5, 1), std::invalid_argument);
 }
 
