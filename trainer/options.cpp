@@ -314,6 +314,11 @@ void add_options(CLI::App& app, Options& o) {
                  "warm-up; with --scale-lr that is from the unscaled lr)")
       ->check(CLI::IsMember({"zero", "lr-over-workers"}))
       ->group(opt);
+  app.add_option("--lr-update-every", o.lr_update_every,
+                 "Recompute the lr only every N iterations of an epoch and hold it in between "
+                 "(the SGP code's N = 100; 1: every iteration)")
+      ->check(kPositive)
+      ->group(opt);
   app.add_flag("--scale-lr", o.scale_lr, "Multiply the lr by the number of workers")->group(opt);
   app.add_option("--clip-grad-norm", o.clip_grad_norm,
                  "Clip the synchronized gradient to this global L2 norm (0: off)")
@@ -438,6 +443,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["lr_schedule"] = o.lr_schedule;
   json["warmup_epochs"] = o.warmup_epochs;
   json["warmup_start"] = o.warmup_start;
+  json["lr_update_every"] = o.lr_update_every;
   json["scale_lr"] = o.scale_lr;
   json["clip_grad_norm"] = o.clip_grad_norm;
   json["on_nonfinite"] = o.on_nonfinite;

@@ -81,6 +81,7 @@ struct Options {
   std::string lr_schedule;
   double warmup_epochs = 0;
   std::string warmup_start = "zero";  // or "lr-over-workers"
+  int lr_update_every = 1;
   bool scale_lr = false;
   double clip_grad_norm = 0;
   std::string on_nonfinite = "stop";  // or "skip-step"

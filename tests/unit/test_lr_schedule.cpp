@@ -45,6 +45,22 @@ TEST(LrSchedule, WarmupFromLrOverWorkers) {
   EXPECT_DOUBLE_EQ(alone.lr(0, 0, per_epoch), 0.1);
 }
 
+// The SGP code recomputes the lr when i % 100 == 0 (i: the iteration within the epoch) and holds
+// it in between, so during the warm-up it rises in steps that restart at every epoch.
+TEST(LrSchedule, RecomputedEveryNIterationsOfAnEpoch) {
+  const long per_epoch = 250;
+  const LrSchedule every(0.4, algorithms::parse_epoch_values("30:0.1"), 5, 0.25);
+  const LrSchedule held(0.4, algorithms::parse_epoch_values("30:0.1"), 5, 0.25, 100);
+  for (const long t : {0L, 37L, 99L, 100L, 199L, 249L, 250L, 251L, 349L, 350L, 1249L, 1250L}) {
+    const int epoch = static_cast<int>(t / per_epoch);
+    const long block_start = epoch * per_epoch + (t % per_epoch) / 100 * 100;
+    EXPECT_DOUBLE_EQ(held.lr(epoch, t, per_epoch), every.lr(epoch, block_start, per_epoch)) << t;
+  }
+  EXPECT_LT(held.lr(0, 99, per_epoch), every.lr(0, 99, per_epoch));
+  EXPECT_DOUBLE_EQ(held.lr(0, 250 - 1, per_epoch), every.lr(0, 200, per_epoch));
+  EXPECT_NEAR(held.lr(30, 30 * per_epoch + 50, per_epoch), 0.04, 1e-15);
+}
+
 TEST(LrSchedule, ParsesAndRejects) {
   EXPECT_TRUE(algorithms::parse_epoch_values("").empty());
   const auto m = algorithms::parse_epoch_values("30:0.1,60:0.5");

@@ -149,6 +149,7 @@ TEST(PaperConfigs, SgpIsTheOriginalsRun) {
   EXPECT_FALSE(o.no_decay_bn_bias);
   EXPECT_DOUBLE_EQ(o.warmup_epochs, 5);
   EXPECT_EQ(o.warmup_start, "lr-over-workers");
+  EXPECT_EQ(o.lr_update_every, 100);  // gossip_sgd.py:386-388
   EXPECT_EQ(o.lr_schedule, "30:0.1,60:0.1,80:0.1");
   EXPECT_TRUE(o.zero_init_residual);
   EXPECT_DOUBLE_EQ(o.fc_init_std, 0.01);
