@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 #include "kernels/abs_order.hpp"
@@ -15,14 +14,6 @@ namespace {
 
 void check_k(std::span<const float> x, std::size_t k, const char* who) {
   if (k < 1 || k > x.size()) throw std::invalid_argument(std::string(who) + ": k outside [1, d]");
-}
-
-// A double threshold as the original's tensors compare it: rounded to float; beyond float's
-// range (non-finite moments) the largest float, so that only non-finite entries pass.
-float as_float_threshold(double threshold) {
-  constexpr double largest = std::numeric_limits<float>::max();
-  return std::isfinite(threshold) && std::abs(threshold) <= largest ? static_cast<float>(threshold)
-                                                                    : static_cast<float>(largest);
 }
 
 }  // namespace
@@ -38,7 +29,7 @@ void GksgdGaussianSelector::select(std::span<const float> x, std::size_t k, doub
   const double unbiased = x.size() > 1 ? m.stddev * std::sqrt(n / (n - 1)) : 0.0;
   double threshold = m.mean + unbiased * normal_quantile(1.0 - density / 2.0);
   for (int counts = 1; counts < 3; ++counts) {
-    const std::size_t count = count_abs_greater(x, as_float_threshold(threshold));
+    const std::size_t count = count_abs_greater(x, threshold_as_float(threshold));
     if (3 * count < 2 * k) {
       threshold *= 0.5;
     } else if (3 * count > 4 * k) {
@@ -47,7 +38,7 @@ void GksgdGaussianSelector::select(std::span<const float> x, std::size_t k, doub
       break;
     }
   }
-  select_abs_greater(x, as_float_threshold(threshold), out);
+  select_abs_greater(x, threshold_as_float(threshold), out);
 }
 
 void GksgdDgcSelector::select(std::span<const float> x, std::size_t k, std::uint64_t seed,

@@ -45,13 +45,16 @@ void keep_greater(SparseSet& s, AbsKey t) {
 
 float starting_threshold(std::span<const float> x, double density) {
   const Moments m = mean_std(x);
-  const double thr = std::abs(m.mean) + m.stddev * normal_quantile(1.0 - density / 2.0);
-  constexpr double largest = std::numeric_limits<float>::max();
-  return std::isfinite(thr) && thr <= largest ? static_cast<float>(thr)
-                                              : static_cast<float>(largest);
+  return threshold_as_float(std::abs(m.mean) + m.stddev * normal_quantile(1.0 - density / 2.0));
 }
 
 }  // namespace
+
+float threshold_as_float(double threshold) {
+  constexpr double largest = std::numeric_limits<float>::max();
+  return std::isfinite(threshold) && std::abs(threshold) <= largest ? static_cast<float>(threshold)
+                                                                    : static_cast<float>(largest);
+}
 
 std::size_t count_abs_greater(std::span<const float> x, float threshold) {
   const AbsKey t = key_threshold(threshold);

@@ -11,6 +11,11 @@ namespace commsgd::kernels {
 // "|x| > threshold" throughout, with NaN entries counted as greater than any threshold (see
 // abs_order.hpp); a NaN threshold throws std::invalid_argument.
 
+// A threshold computed in double as the selectors compare it, in float; a non-finite one, or one
+// beyond float's range (from NaN or infinite entries), becomes the largest float, so that what
+// passes is the non-finite entries: surfaced, not hidden.
+float threshold_as_float(double threshold);
+
 // How many entries pass: one vectorized pass, the floor any selector's time is measured against.
 std::size_t count_abs_greater(std::span<const float> x, float threshold);
 

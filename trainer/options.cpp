@@ -509,6 +509,10 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   }
 }
 
+double warmup_start_fraction(const Options& o, int workers) {
+  return o.warmup_start == "lr-over-workers" ? 1.0 / workers : 0.0;
+}
+
 void validate(const Options& o) {
   const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
   if (!std::regex_match(o.device, std::regex("cpu|cuda(:[0-9]{1,4})?"))) {

@@ -121,6 +121,10 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
 // for combinations that make no sense (e.g. --selector with --algo dense).
 algorithms::AlgorithmConfig algorithm_config(const Options& options);
 
+// --warmup-start as LrSchedule takes it: the fraction of the lr the warm-up starts from (0 for
+// zero, 1/P for lr-over-workers).
+double warmup_start_fraction(const Options& options, int workers);
+
 // Checks that need several options together; throws UsageError.
 void validate(const Options& options);
 

@@ -405,7 +405,7 @@ class TrainingLoop {
                                  s.iterations_per_epoch)),
         schedule_(o.lr * (o.scale_lr ? comm.size() : 1),
                   algorithms::parse_epoch_values(o.lr_schedule), o.warmup_epochs,
-                  o.warmup_start == "lr-over-workers" ? 1.0 / comm.size() : 0.0, o.lr_update_every),
+                  warmup_start_fraction(o, comm.size()), o.lr_update_every),
         progress_(rank0_ && !o.quiet, epochs_, total_iterations_),
         momentum_(s.flat->params().size(), 0.0f),
         decay_stretches_(decay_stretches(*s.model, o.no_decay_bn_bias)) {

@@ -40,19 +40,21 @@ class GaussianSelector final : public Selector {
   kernels::GaussianSelector gaussian_;
 };
 
-// Random-k. Shared: the same indices on every rank (the seed alone). Independent: each rank's
-// own, as the GaussianK-SGD code's unseeded randperm draws them.
-class RandomSelector final : public Selector {
+// A kernel drawing at random from a seed, a new one every iteration: random-k and the
+// GaussianK-SGD code's DGC sample. Given --seed alone, every rank draws the same; given a rank's
+// own seed (rank_seed), each draws its own, as the original's unseeded torch.randperm does.
+template <class Kernel>
+class SeededSelector final : public Selector {
  public:
-  explicit RandomSelector(std::uint64_t seed) : seed_(seed) {}
+  explicit SeededSelector(std::uint64_t seed) : seed_(seed) {}
   void select(std::span<const float> acc, std::size_t k, double, std::uint64_t iteration,
               kernels::SparseSet& out) override {
-    random_.select(acc, k, iteration_seed(seed_, iteration), out);
+    kernel_.select(acc, k, iteration_seed(seed_, iteration), out);
   }
 
  private:
   std::uint64_t seed_;
-  kernels::RandomSelector random_;
+  Kernel kernel_;
 };
 
 std::uint64_t rank_seed(std::uint64_t seed, int rank) {
@@ -68,20 +70,6 @@ class GksgdGaussianSelector final : public Selector {
 
  private:
   kernels::GksgdGaussianSelector gaussian_;
-};
-
-// The sample is the original's unseeded draw: here each rank's own, new every iteration.
-class GksgdDgcSelector final : public Selector {
- public:
-  explicit GksgdDgcSelector(std::uint64_t seed) : seed_(seed) {}
-  void select(std::span<const float> acc, std::size_t k, double, std::uint64_t iteration,
-              kernels::SparseSet& out) override {
-    dgc_.select(acc, k, iteration_seed(seed_, iteration), out);
-  }
-
- private:
-  std::uint64_t seed_;
-  kernels::GksgdDgcSelector dgc_;
 };
 
 }  // namespace
@@ -103,7 +91,7 @@ std::span<const SelectorRow> selector_table() {
        }},
       {"random", "k indices drawn from a seed all ranks share, new every iteration",
        [](std::uint64_t seed, int) -> std::unique_ptr<Selector> {
-         return std::make_unique<RandomSelector>(seed);
+         return std::make_unique<SeededSelector<kernels::RandomSelector>>(seed);
        }},
       {"gaussian-gksgd",
        "Gaussian-k as the GaussianK-SGD code computes it: signed mean, unbiased std, 2 "
@@ -115,13 +103,13 @@ std::span<const SelectorRow> selector_table() {
        "the GaussianK-SGD code's DGC: random 1% sample, its k-th largest unscaled, top-k of "
        "the candidates",
        [](std::uint64_t seed, int rank) -> std::unique_ptr<Selector> {
-         return std::make_unique<GksgdDgcSelector>(rank_seed(seed, rank));
+         return std::make_unique<SeededSelector<kernels::GksgdDgcSelector>>(rank_seed(seed, rank));
        }},
       {"random-independent",
        "k random indices drawn by each rank on its own (the GaussianK-SGD code's randomk; "
        "with error feedback its randomkec)",
        [](std::uint64_t seed, int rank) -> std::unique_ptr<Selector> {
-         return std::make_unique<RandomSelector>(rank_seed(seed, rank));
+         return std::make_unique<SeededSelector<kernels::RandomSelector>>(rank_seed(seed, rank));
        }},
       {"redsync",
        "RedSync's threshold, bisected between mean and max of |acc| (GaussianK-SGD code)",

@@ -15,10 +15,7 @@ using Extension = TrainerRuns;
 
 TEST_F(Extension, AnAlgorithmAddedAsOneFileAndOneRowTrains) {
   const std::string db = (dir_ / "digits.sqlite").string();
-  const std::vector<std::string> digits = {"--dataset",    "csv", "--data-path", COMMSGD_DIGITS_CSV,
-                                           "--model",      "mlp", "--epochs",    "12",
-                                           "--batch-size", "16",  "--lr",        "0.05",
-                                           "--db",         db};
+  const std::vector<std::string> digits = digits_mlp_flags(db);
   for (const char* algo : {"dense", "model-averaging"}) {
     std::vector<std::string> args = digits;
     args.insert(args.end(), {"--algo", algo});

@@ -122,20 +122,26 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
   EXPECT_LE(bounded.most_in_flight(), 4u);
 }
 
-TEST(GossipMpi, DpsgdAveragesToTheMeanAndKeepsItAtEveryStep) {
-  comm::MpiCommunicator comm;
-  const std::vector<double> mean = true_mean(comm);
-  std::vector<float> params = random_model(comm.rank());
-  Dpsgd dpsgd(comm, make_topology(symmetric_topology(comm.size()), comm.size(), 1),
-              Dpsgd::Mixing::symmetric);
-  for (int t = 0; t < 5; ++t) {
-    dpsgd.after_step(params);
+// `steps` mixing steps (lr = 0), after each of which the mean over ranks is still `mean`.
+void expect_mean_kept(Algorithm& algorithm, std::vector<float>& params, int steps,
+                      const std::vector<double>& mean, comm::Communicator& comm) {
+  for (int t = 0; t < steps; ++t) {
+    algorithm.after_step(params);
     std::vector<double> sum(params.begin(), params.end());
     comm.allreduce(std::span(sum), comm::ReduceOp::sum);
     for (double& v : sum) v /= comm.size();
     std::vector<float> as_float(sum.begin(), sum.end());
     EXPECT_LT(max_relative_error(as_float, mean), 1e-5) << "mixing moved the mean, step " << t;
   }
+}
+
+TEST(GossipMpi, DpsgdAveragesToTheMeanAndKeepsItAtEveryStep) {
+  comm::MpiCommunicator comm;
+  const std::vector<double> mean = true_mean(comm);
+  std::vector<float> params = random_model(comm.rank());
+  Dpsgd dpsgd(comm, make_topology(symmetric_topology(comm.size()), comm.size(), 1),
+              Dpsgd::Mixing::symmetric);
+  expect_mean_kept(dpsgd, params, 5, mean, comm);
   consensus_after(dpsgd, params, 400, mean, comm);
 }
 
@@ -161,14 +167,7 @@ TEST(GossipMpi, DirectedDpsgdKeepsTheSumAndDiffersFromPairwise) {
     EXPECT_GT(max_relative_error(first, std::vector<double>(paired.begin(), paired.end())), 1e-3);
   }
   params = first;
-  for (int t = 1; t < 6; ++t) {
-    directed.after_step(params);
-    std::vector<double> sum(params.begin(), params.end());
-    comm.allreduce(std::span(sum), comm::ReduceOp::sum);
-    for (double& v : sum) v /= comm.size();
-    std::vector<float> as_float(sum.begin(), sum.end());
-    EXPECT_LT(max_relative_error(as_float, mean), 1e-5) << "mixing moved the mean, step " << t;
-  }
+  expect_mean_kept(directed, params, 5, mean, comm);
   consensus_after(directed, params, 400, mean, comm);
   if (comm.size() >= 4) {  // at P = 2 every graph is symmetric
     EXPECT_THROW(Dpsgd(comm, make_topology("bipartite-exponential-two-sided", comm.size(), 1),

@@ -16,10 +16,7 @@ using GossipTraining = TrainerRuns;
 
 TEST_F(GossipTraining, SgpOsgpDpsgdAdpsgdMatchDenseOnDigits) {
   const std::string db = (dir_ / "digits.sqlite").string();
-  const std::vector<std::string> digits = {"--dataset",    "csv", "--data-path", COMMSGD_DIGITS_CSV,
-                                           "--model",      "mlp", "--epochs",    "12",
-                                           "--batch-size", "16",  "--lr",        "0.05",
-                                           "--db",         db};
+  const std::vector<std::string> digits = digits_mlp_flags(db);
   const std::vector<std::pair<int, std::string>> runs = {{4, "dense"}, {4, "sgp"},   {4, "osgp"},
                                                          {4, "dpsgd"}, {6, "dense"}, {6, "sgp"}};
   for (const auto& [ranks, algo] : runs) {

@@ -17,10 +17,7 @@ using OriginalVariants = TrainerRuns;
 
 TEST_F(OriginalVariants, EachTrainsDigitsWithinTwoPointsOfDense) {
   const std::string db = (dir_ / "digits.sqlite").string();
-  const std::vector<std::string> digits = {"--dataset",    "csv", "--data-path", COMMSGD_DIGITS_CSV,
-                                           "--model",      "mlp", "--epochs",    "12",
-                                           "--batch-size", "16",  "--lr",        "0.05",
-                                           "--db",         db};
+  const std::vector<std::string> digits = digits_mlp_flags(db);
   // name (the runs' tag, for the messages) and the flags that select the variant.
   const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
       {"dense", {"--algo", "dense"}},

@@ -35,6 +35,13 @@ ProcessResult TrainerRuns::train_with(const std::string& program, int ranks,
   return run_process(mpirun(ranks, args), std::chrono::seconds(540));
 }
 
+std::vector<std::string> digits_mlp_flags(const std::string& db) {
+  return {"--dataset",    "csv", "--data-path", COMMSGD_DIGITS_CSV,
+          "--model",      "mlp", "--epochs",    "12",
+          "--batch-size", "16",  "--lr",        "0.05",
+          "--db",         db};
+}
+
 std::vector<std::vector<std::string>> query(const fs::path& db, const std::string& sql) {
   sqlite3* handle = nullptr;
   EXPECT_EQ(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << db;

@@ -23,6 +23,10 @@ class TrainerRuns : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// The convergence tests' run: the MLP on the digits set, 12 epochs of batch 16 at lr 0.05,
+// recorded in `db`; the algorithm's flags go after these.
+std::vector<std::string> digits_mlp_flags(const std::string& db);
+
 // The rows of a query on a database file, every field as text ("NULL" for NULL).
 std::vector<std::vector<std::string>> query(const std::filesystem::path& db,
                                             const std::string& sql);
