@@ -41,11 +41,13 @@ std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicato
 std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
   return std::make_unique<Dpsgd>(
       comm, topology_of(c, comm),
-      c.directed_mixing ? Dpsgd::Mixing::directed : Dpsgd::Mixing::symmetric);
+      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric);
 }
 
 std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Adpsgd>(comm, topology_of(c, comm), c.comm_timeout_seconds);
+  return std::make_unique<Adpsgd>(
+      comm, topology_of(c, comm),
+      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric, c.comm_timeout_seconds);
 }
 
 std::vector<AlgorithmRow>& rows() {
@@ -93,6 +95,7 @@ std::vector<AlgorithmRow>& rows() {
        .family = Family::gossip,
        .summary = "asynchronous pairwise averaging on a gossip thread",
        .topology = "bipartite-exponential",
+       .takes_directed_mixing = true,
        .make = make_adpsgd},
   };
   return table;

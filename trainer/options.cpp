@@ -167,9 +167,10 @@ void add_options(CLI::App& app, Options& o) {
       ->check(kPositive)
       ->group(gossip);
   app.add_option("--gossip-mixing", o.gossip_mixing,
-                 "dpsgd: symmetric (average with the neighbours of a symmetric topology, Lian et "
-                 "al.) or directed (send to the out-peers, average with what the in-peers sent: "
-                 "the SGP code's D-PSGD, with --topology bipartite-exponential-two-sided)")
+                 "dpsgd, adpsgd: symmetric (average with the neighbours of a symmetric topology, "
+                 "Lian et al.) or directed (send to the out-peers, average with what the in-peers "
+                 "sent: the SGP code's D-PSGD and AD-PSGD, with --topology "
+                 "bipartite-exponential-two-sided)")
       ->check(CLI::IsMember({"symmetric", "directed"}))
       ->group(gossip);
   app.add_option("--osgp-overlap", o.osgp_overlap,

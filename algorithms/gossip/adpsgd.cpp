@@ -27,13 +27,31 @@ bool poll_until(Clock::time_point deadline, Ready&& ready) {
 
 }  // namespace
 
-Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, double timeout_seconds)
+Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing,
+               double timeout_seconds)
     : Gossip(comm, std::move(topology)),
+      mixing_(mixing),
       timeout_seconds_(timeout_seconds),
       gossip_comm_(comm.duplicate()),
       budget_(comm.shared_counter()) {
-  if (!topology_->symmetric()) {
-    throw std::invalid_argument("--algo adpsgd needs --topology bipartite-exponential");
+  if (comm.size() % 2 != 0) {
+    throw std::invalid_argument("--algo adpsgd needs an even number of workers (got " +
+                                std::to_string(comm.size()) + ")");
+  }
+  if (mixing_ == GossipMixing::symmetric && !topology_->symmetric()) {
+    throw std::invalid_argument(
+        "--algo adpsgd needs --topology bipartite-exponential, or --gossip-mixing directed");
+  }
+  // Directed rounds need active ranks to hear only from passive ones and the other way round.
+  for (int rank = 0; mixing_ == GossipMixing::directed && rank < comm.size(); ++rank) {
+    for (std::uint64_t t = 0; t < 2 * static_cast<std::uint64_t>(comm.size()); ++t) {
+      const std::vector<int> out = topology_->out_peers(rank, t);
+      if (out.size() != 1 || (out.front() - rank) % 2 == 0) {
+        throw std::invalid_argument(
+            "--algo adpsgd needs a bipartite topology with one peer a round "
+            "(bipartite-exponential or bipartite-exponential-two-sided)");
+      }
+    }
   }
 }
 
@@ -49,6 +67,7 @@ void Adpsgd::begin_training(std::span<const float> params) {
     x_.assign(params.begin(), params.end());
     last_ = x_;
   }
+  exchanges_ = rounds_planned_ = 0;
   thread_ = std::thread([this] { gossip(); });
 }
 
@@ -56,7 +75,12 @@ bool Adpsgd::next_iteration(long done, long iterations) {
   // Every rank asks at least once per epoch and stops at its first refusal, so an epoch takes
   // P·iterations grants and then exactly P refusals from the counter.
   const std::int64_t ranks = comm_.size();
-  if (done == 0) budget_end_ += ranks * iterations;
+  if (done == 0) {
+    budget_end_ += ranks * iterations;
+    const std::lock_guard lock(mutex_);
+    rounds_planned_ += static_cast<std::uint64_t>(iterations);
+    changed_.notify_all();
+  }
   const bool granted = budget_->fetch_add(1) < budget_end_;
   if (!granted) budget_end_ += ranks;
   return granted;
@@ -93,9 +117,13 @@ bool Adpsgd::stop_gossip(double timeout_seconds) {
   std::unique_lock lock(mutex_);
   stopping_ = true;
   changed_.notify_all();
-  if (!changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
-                         [&] { return finished_; })) {
-    return false;
+  // Directed rounds still owed may take a while; what must not pass is the timeout without one.
+  while (!finished_) {
+    const std::uint64_t seen = exchanges_;
+    if (!changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
+                           [&] { return finished_ || exchanges_ != seen; })) {
+      return false;
+    }
   }
   lock.unlock();
   thread_.join();
@@ -113,8 +141,10 @@ AlgorithmStats Adpsgd::stats() const {
 
 void Adpsgd::gossip() {
   try {
-    if (active()) {
-      initiate_exchanges(resumed_at_);
+    if (mixing_ == GossipMixing::directed) {
+      run_directed_rounds();
+    } else if (active()) {
+      initiate_exchanges();
     } else {
       serve_exchanges();
     }
@@ -127,24 +157,37 @@ void Adpsgd::gossip() {
   changed_.notify_all();
 }
 
-void Adpsgd::average_with(std::span<const std::byte> peer_params) {
+void Adpsgd::average_with(std::span<const std::byte> peer_params, double seconds) {
   if (peer_params.size() != x_.size() * sizeof(float)) {
     throw std::runtime_error("adpsgd: a peer's parameters differ in size");
   }
   const auto* peer = reinterpret_cast<const float*>(peer_params.data());
   for (std::size_t i = 0; i < x_.size(); ++i) x_[i] = (x_[i] + peer[i]) * 0.5f;
+  bytes_exchanged_ += peer_params.size();
+  exchange_seconds_ += seconds;
+  ++exchanges_;
+  changed_.notify_all();
 }
 
-void Adpsgd::initiate_exchanges(std::uint64_t first_round) {
+bool Adpsgd::may_start_exchange(std::uint64_t k) {
+  std::unique_lock lock(mutex_);
+  // At most one exchange per local iteration, so gossip never outruns training.
+  const auto trained_past = [&] { return trained_ - resumed_at_ > k; };
+  if (mixing_ == GossipMixing::symmetric) {
+    changed_.wait(lock, [&] { return stopping_ || trained_past(); });
+    return !stopping_;
+  }
+  changed_.wait(lock, [&] { return stopping_ || (trained_past() && k < rounds_planned_); });
+  return k < rounds_planned_;
+}
+
+void Adpsgd::initiate_exchanges() {
   std::vector<std::byte> reply;
   const auto timeout =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
-  for (std::uint64_t round = first_round;; ++round) {
-    std::unique_lock lock(mutex_);
-    // At most one exchange per local iteration, so gossip never outruns training.
-    changed_.wait(lock, [&] { return stopping_ || trained_ > round; });
-    if (stopping_) break;
-    const int peer = topology_->out_peers(comm_.rank(), round).front();
+  for (std::uint64_t k = 0; may_start_exchange(k); ++k) {
+    const std::lock_guard lock(mutex_);
+    const int peer = topology_->out_peers(comm_.rank(), resumed_at_ + k).front();
     const Stopwatch watch;
     gossip_comm_->send(x_.data(), x_.size() * sizeof(float), peer);
     if (!poll_until(Clock::now() + timeout,
@@ -154,9 +197,7 @@ void Adpsgd::initiate_exchanges(std::uint64_t first_round) {
                                " s (--comm-timeout)");
     }
     gossip_comm_->receive(reply, peer);
-    average_with(reply);
-    bytes_exchanged_ += reply.size();
-    exchange_seconds_ += watch.seconds();
+    average_with(reply, watch.seconds());
   }
   for (int passive = 0; passive < comm_.size(); passive += 2) {
     gossip_comm_->send(nullptr, 0, passive);
@@ -182,9 +223,66 @@ void Adpsgd::serve_exchanges() {
     const std::lock_guard lock(mutex_);
     const Stopwatch watch;
     gossip_comm_->send(x_.data(), x_.size() * sizeof(float), *from);
-    average_with(request);
-    bytes_exchanged_ += request.size();
-    exchange_seconds_ += watch.seconds();
+    average_with(request, watch.seconds());
+  }
+}
+
+bool Adpsgd::wait_for_round_message(int peer, std::uint64_t k) {
+  auto deadline = Clock::time_point::max();
+  auto pause = std::chrono::microseconds(20);
+  while (!gossip_comm_->probe(peer)) {
+    {
+      const std::lock_guard lock(mutex_);
+      if (stopping_ && k >= rounds_planned_) return false;
+      if (stopping_ && deadline == Clock::time_point::max()) {
+        deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(timeout_seconds_));
+      }
+    }
+    if (Clock::now() > deadline) {
+      throw std::runtime_error("adpsgd: rank " + std::to_string(peer) + " sent nothing for " +
+                               "directed round " + std::to_string(first_round_ + k) + " within " +
+                               std::to_string(timeout_seconds_) + " s (--comm-timeout)");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+  return true;
+}
+
+// One round as gossiper.py's BilatPushPull.mix does it: the active rank sends its model and then
+// waits for its in-peer's; the passive one waits for its in-peer's, then sends its own as it was
+// before averaging. Both average with the copy received, into x_ as it is by then (training may
+// have folded in steps meanwhile).
+void Adpsgd::run_directed_rounds() {
+  std::vector<float> outgoing;
+  std::vector<std::byte> incoming;
+  const auto send_model = [&](int peer) {
+    {
+      const std::lock_guard lock(mutex_);
+      outgoing = x_;
+    }
+    gossip_comm_->send(outgoing.data(), outgoing.size() * sizeof(float), peer);
+  };
+  for (std::uint64_t k = 0;; ++k) {
+    const std::uint64_t round = first_round_ + k;
+    const int out = topology_->out_peers(comm_.rank(), round).front();
+    const int in = topology_->in_peers(comm_.rank(), round).front();
+    Stopwatch watch;  // an active rank's wait for its in-peer counts; a passive's idle wait not
+    if (active()) {
+      if (!may_start_exchange(k)) break;
+      watch.restart();
+      send_model(out);
+      wait_for_round_message(in, k);
+      gossip_comm_->receive(incoming, in);
+    } else {
+      if (!wait_for_round_message(in, k)) break;
+      watch.restart();
+      gossip_comm_->receive(incoming, in);
+      send_model(out);
+    }
+    const std::lock_guard lock(mutex_);
+    average_with(incoming, watch.seconds());
   }
 }
 
@@ -192,6 +290,9 @@ void Adpsgd::save_state(StateWriter& out) {
   Gossip::save_state(out);
   const std::lock_guard lock(mutex_);
   out.write(trained_);
+  // Every rank saves the same round index, whatever its thread had done: the one after the last
+  // planned round of the epochs so far. Resumed runs start there together.
+  out.write(first_round_ + rounds_planned_);
   out.write(std::span<const float>(x_));
   out.write(std::span<const float>(last_));
 }
@@ -200,6 +301,7 @@ void Adpsgd::load_state(StateReader& in) {
   Gossip::load_state(in);
   const std::lock_guard lock(mutex_);
   trained_ = resumed_at_ = in.read<std::uint64_t>();
+  first_round_ = in.read<std::uint64_t>();
   in.read(x_);
   in.read(last_);
 }

@@ -4,9 +4,9 @@
 
 namespace commsgd::algorithms {
 
-Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Mixing mixing)
+Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing)
     : Gossip(comm, std::move(topology)), mixing_(mixing) {
-  if (mixing_ == Mixing::symmetric && !topology_->symmetric()) {
+  if (mixing_ == GossipMixing::symmetric && !topology_->symmetric()) {
     throw std::invalid_argument(
         "--algo dpsgd needs a symmetric --topology (bipartite-exponential, ring or complete), "
         "or --gossip-mixing directed");
@@ -16,7 +16,7 @@ Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Mixin
 void Dpsgd::after_step(std::span<float> params) {
   const std::vector<int> out = topology_->out_peers(comm_.rank(), iteration_);
   const std::vector<int> in =
-      mixing_ == Mixing::symmetric ? out : topology_->in_peers(comm_.rank(), iteration_);
+      mixing_ == GossipMixing::symmetric ? out : topology_->in_peers(comm_.rank(), iteration_);
   const std::size_t d = params.size();
   mix_round(params, out, in, received_);
   const float share = 1.0f / static_cast<float>(in.size() + 1);

@@ -16,12 +16,11 @@ namespace commsgd::algorithms {
 // for all, so the mixing is doubly stochastic and the mean of x over ranks does not move.
 class Dpsgd final : public Gossip {
  public:
-  enum class Mixing { symmetric, directed };
-  Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Mixing mixing);
+  Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing);
   void after_step(std::span<float> params) override;
 
  private:
-  const Mixing mixing_;
+  const GossipMixing mixing_;
   std::vector<float> received_;
 };
 

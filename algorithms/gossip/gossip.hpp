@@ -17,6 +17,11 @@ void exchange_with_peers(comm::Communicator& comm, std::span<const float> messag
                          const std::vector<int>& out, const std::vector<int>& in,
                          std::vector<float>& received);
 
+// How a rank mixes with its peers of a round (--gossip-mixing): symmetric, with neighbours that
+// are both in- and out-peers (Lian et al.'s papers), or directed, sending to the out-peers and
+// averaging with what the in-peers sent (the SGP code's gossiper.py).
+enum class GossipMixing { symmetric, directed };
+
 // What the gossip algorithms share: no gradient synchronization (each rank steps on its own
 // gradient), mixing of parameters after the step, and evaluation of the consensus average.
 class Gossip : public Algorithm {

@@ -140,7 +140,7 @@ TEST(GossipMpi, DpsgdAveragesToTheMeanAndKeepsItAtEveryStep) {
   const std::vector<double> mean = true_mean(comm);
   std::vector<float> params = random_model(comm.rank());
   Dpsgd dpsgd(comm, make_topology(symmetric_topology(comm.size()), comm.size(), 1),
-              Dpsgd::Mixing::symmetric);
+              GossipMixing::symmetric);
   expect_mean_kept(dpsgd, params, 5, mean, comm);
   consensus_after(dpsgd, params, 400, mean, comm);
 }
@@ -156,9 +156,9 @@ TEST(GossipMpi, DirectedDpsgdKeepsTheSumAndDiffersFromPairwise) {
   const std::vector<double> mean = true_mean(comm);
   std::vector<float> params = random_model(comm.rank());
   Dpsgd directed(comm, make_topology("bipartite-exponential-two-sided", comm.size(), 1),
-                 Dpsgd::Mixing::directed);
+                 GossipMixing::directed);
   Dpsgd pairwise(comm, make_topology("bipartite-exponential", comm.size(), 1),
-                 Dpsgd::Mixing::symmetric);
+                 GossipMixing::symmetric);
   std::vector<float> paired = params;
   pairwise.after_step(paired);
   std::vector<float> first = params;
@@ -171,7 +171,7 @@ TEST(GossipMpi, DirectedDpsgdKeepsTheSumAndDiffersFromPairwise) {
   consensus_after(directed, params, 400, mean, comm);
   if (comm.size() >= 4) {  // at P = 2 every graph is symmetric
     EXPECT_THROW(Dpsgd(comm, make_topology("bipartite-exponential-two-sided", comm.size(), 1),
-                       Dpsgd::Mixing::symmetric),
+                       GossipMixing::symmetric),
                  std::invalid_argument);
   }
 }
@@ -185,7 +185,8 @@ TEST(GossipMpi, AdpsgdRunsRepeatedlyWithoutHangingAndConservesTheMean) {
   const std::vector<double> mean = true_mean(comm);
   for (int run = 0; run < 50; ++run) {
     std::vector<float> params = random_model(comm.rank());
-    Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1), 60);
+    Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1),
+                  GossipMixing::symmetric, 60);
     adpsgd.begin_training(params);
     for (int t = 0; t < 20; ++t) adpsgd.after_step(params);
     adpsgd.end_training();
@@ -195,13 +196,59 @@ TEST(GossipMpi, AdpsgdRunsRepeatedlyWithoutHangingAndConservesTheMean) {
   }
 }
 
+// --gossip-mixing directed on graph_type 1 (the SGP code's AD-PSGD). With nothing trained
+// (lr = 0) its rounds are exactly the synchronous directed mixing x_r ← (x_r + x_{r−o_k})/2,
+// computed here for every rank, one round per planned iteration whoever trained it, and every
+// rank ends after running all of them. That is not the pairwise average: at the first round
+// (offset 1) odd rank r takes r − 1's model, where the symmetric pairs give it r + 1's.
+TEST(GossipMpi, DirectedAdpsgdRunsEveryPlannedRoundOfDirectedMixing) {
+  comm::MpiCommunicator comm;
+  if (comm.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
+  const int ranks = comm.size();
+  const auto graph = make_topology("bipartite-exponential-two-sided", ranks, 1);
+  for (const long iterations : {1L, 9L}) {
+    std::vector<std::vector<float>> expected;
+    for (int r = 0; r < ranks; ++r) expected.push_back(random_model(r));
+    for (long k = 0; k < iterations; ++k) {
+      std::vector<std::vector<float>> mixed = expected;
+      for (int r = 0; r < ranks; ++r) {
+        const int in = graph->in_peers(r, static_cast<std::uint64_t>(k)).front();
+        for (std::size_t i = 0; i < kD; ++i)
+          mixed[r][i] = (expected[r][i] + expected[in][i]) * 0.5f;
+      }
+      expected = std::move(mixed);
+    }
+    std::vector<float> params = random_model(comm.rank());
+    Adpsgd adpsgd(comm, make_topology("bipartite-exponential-two-sided", ranks, 1),
+                  GossipMixing::directed, 60);
+    adpsgd.begin_training(params);
+    for (long done = 0; adpsgd.next_iteration(done, iterations); ++done) adpsgd.after_step(params);
+    adpsgd.end_training();
+    adpsgd.after_step(params);  // picks up the last rounds (no step: lr = 0)
+    EXPECT_EQ(params, expected[comm.rank()]) << iterations << " rounds";
+    EXPECT_EQ(adpsgd.stats().bytes_received, iterations * kD * sizeof(float));
+    if (iterations == 1 && ranks >= 4 && comm.rank() % 2 == 1) {
+      const std::vector<float> own = random_model(comm.rank());
+      const std::vector<float> next = random_model((comm.rank() + 1) % ranks);
+      std::vector<float> pairwise(own.size());
+      for (std::size_t i = 0; i < kD; ++i) pairwise[i] = (own[i] + next[i]) * 0.5f;
+      EXPECT_NE(params, pairwise);
+    }
+  }
+  if (ranks >= 4) {  // at P = 2 the ring is one peer, across the bipartition
+    EXPECT_THROW(Adpsgd(comm, make_topology("ring", ranks, 1), GossipMixing::directed, 60),
+                 std::invalid_argument);
+  }
+}
+
 // The epoch budget is the job's, not each rank's: whoever is faster runs more of the P·n
 // iterations, and every epoch hands out exactly P·n of them.
 TEST(GossipMpi, AdpsgdSharesEachEpochsIterationBudget) {
   comm::MpiCommunicator comm;
   if (comm.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
   std::vector<float> params = random_model(comm.rank());
-  Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1), 60);
+  Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1),
+                GossipMixing::symmetric, 60);
   adpsgd.begin_training(params);
   for (const long iterations : {50L, 7L, 1L, 30L}) {
     std::int64_t done = 0;

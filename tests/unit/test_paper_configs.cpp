@@ -155,20 +155,23 @@ TEST(PaperConfigs, SgpIsTheOriginalsRun) {
   EXPECT_DOUBLE_EQ(o.fc_init_std, 0.01);
 }
 
-// job_scripts/submit_DPSGD_ETH.sh:19-26: the SGP script's settings with --push_sum False
-// --graph_type 1: gossiper.py PushPull on graph_manager.py's DynamicBipartiteExponentialGraph.
-TEST(PaperConfigs, SgpCodesDpsgdIsDirected) {
+// job_scripts/submit_DPSGD_ETH.sh:19-26 and submit_ADPSGD_ETH.sh:20-27: the SGP script's settings
+// with --push_sum False --graph_type 1: gossiper.py PushPull (D-PSGD) and BilatPushPull (AD-PSGD)
+// on graph_manager.py's DynamicBipartiteExponentialGraph.
+TEST(PaperConfigs, SgpCodesDpsgdAndAdpsgdAreDirected) {
   const Options sgp = parse_config("sgp/imagenet-resnet50.toml");
-  const Options o = parse_config("sgp/imagenet-resnet50-dpsgd.toml");
-  EXPECT_EQ(o.algo, "dpsgd");
-  EXPECT_EQ(o.topology, "bipartite-exponential-two-sided");
-  EXPECT_EQ(o.gossip_mixing, "directed");
-  nlohmann::json same = o, as_sgp = sgp;
-  for (const char* key : {"algo", "topology", "gossip_mixing"}) {
-    same.erase(key);
-    as_sgp.erase(key);
+  for (const std::string algo : {"dpsgd", "adpsgd"}) {
+    const Options o = parse_config("sgp/imagenet-resnet50-" + algo + ".toml");
+    EXPECT_EQ(o.algo, algo);
+    EXPECT_EQ(o.topology, "bipartite-exponential-two-sided");
+    EXPECT_EQ(o.gossip_mixing, "directed");
+    nlohmann::json same = o, as_sgp = sgp;
+    for (const char* key : {"algo", "topology", "gossip_mixing"}) {
+      same.erase(key);
+      as_sgp.erase(key);
+    }
+    EXPECT_EQ(same, as_sgp) << algo << ": every other setting is the SGP script's";
   }
-  EXPECT_EQ(same, as_sgp) << "every other setting is the SGP script's";
 }
 
 // --no-decay-bn-bias: every one-dimensional parameter (batch-norm scale and shift, bias) is left
