@@ -35,6 +35,18 @@ struct GradStats {
   kernels::Histogram histogram;  // of acc over mean ± 4 stddev
 };
 
+// The gTop-k paper's norm study (--norm-study-every; its code's PROFILING_NORM) at one
+// iteration: how far the aggregated sparse update lands from the dense one. x is the dense
+// aggregate (1/P)·Σ_r acc_r of the same step, u the update the algorithm applied, k the count
+// this rank selected and d the entries.
+struct NormStudy {
+  double dense_norm = 0;         // ‖x‖
+  double dense_std = 0;          // the standard deviation of x's entries
+  double selected_distance = 0;  // ‖x − u‖: the algorithm's own selection and aggregation
+  double randk_distance = 0;     // ‖x − randk(x)‖: k entries of x itself, kept at random
+  double bound = 0;  // (1 − k/d)·‖x‖, as the paper's code computes it (no square root)
+};
+
 // The one interface the trainer drives, at fixed points of every iteration (docs/design.md,
 // "Algorithm interface"):
 //   backward -> synchronize_gradients(grads) -> optimizer step -> after_step(params)
@@ -74,6 +86,9 @@ class Algorithm {
   // The measurement the last iteration took, if it took one (sparse family, rank 0, every
   // grad_stats_every iterations); cleared by the call.
   virtual std::optional<GradStats> take_grad_stats() { return std::nullopt; }
+  // Likewise the norm study (sparse family, every norm_study_every iterations: every rank takes
+  // part in its dense allreduce, rank 0 measures).
+  virtual std::optional<NormStudy> take_norm_study() { return std::nullopt; }
   // Checkpoints, taken between iterations on every rank: what the algorithm needs besides the
   // parameters to go on as if never stopped (exactly so for the algorithms in lockstep without a
   // comm thread). save_state() may first wait for messages in flight, which is why it is not
@@ -103,6 +118,7 @@ struct AlgorithmConfig {
   bool error_feedback = true;
   std::uint64_t seed = 1;    // the random selector's shared seed
   int grad_stats_every = 0;  // iterations between GradStats measurements; 0: none
+  int norm_study_every = 0;  // iterations between NormStudy measurements; 0: none
   // Gossip family. Empty topology: the algorithm's own (sgp, osgp: exponential; dpsgd, adpsgd:
   // bipartite-exponential).
   std::string topology;

@@ -148,8 +148,26 @@ def grad_stats(data):
     return fig, drawn
 
 
+def norm_study(data):
+    """The gTop-k paper's norm study: how far the applied sparse update u lands from the dense
+    aggregate x of the same step, against keeping k random entries of x and the bound (1-k/d)||x||
+    that its code draws (no square root)."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for s in data["series"]:
+        (line,) = ax.plot(s["step"], s["selected_distance"], label=f"{s['label']}: ||x - u||")
+        ax.plot(s["step"], s["randk_distance"], linestyle="--", color=line.get_color(),
+                label=f"{s['label']}: ||x - randk(x)||")
+        ax.plot(s["step"], s["bound"], linestyle=":", color=line.get_color(),
+                label=f"{s['label']}: (1 - k/d)||x||")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("L2 distance to the dense aggregate")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig, data["series"]
+
+
 KINDS = {"convergence": convergence, "scaling": scaling, "breakdown": breakdown,
-         "selection": selection, "grad_stats": grad_stats}
+         "selection": selection, "grad_stats": grad_stats, "norm_study": norm_study}
 
 
 def main():

@@ -1,9 +1,10 @@
 -- commsgd run database, schema version 1.
 --
 -- One SQLite file collects every training run and benchmark so that reports are SQL queries.
--- The trainer creates this schema and stamps it with PRAGMA user_version = 1 in the same
--- transaction (see analysis/record/run_database.cpp); a later schema adds a migration step
--- there instead of editing what existing files already contain.
+-- The trainer creates this schema, then applies each later version's step in order
+-- (schema_v2.sql, ...), and stamps the file with PRAGMA user_version in the same transaction
+-- (analysis/record/run_database.cpp). New files and old ones take the same steps, so a change
+-- is a new step file, never an edit of what existing files already contain.
 --
 -- Conventions:
 --   * timestamps are ISO-8601 UTC text, e.g. '2024-05-01T12:34:56.789Z' (sorts as text and

@@ -351,6 +351,14 @@ void add_options(CLI::App& app, Options& o) {
                  "its histogram (table grad_stats; 0: never)")
       ->check(kNonNegative)
       ->group(rec);
+  app.add_option("--norm-study-every", o.norm_study_every,
+                 "Sparse algorithms: every N iterations, the gTop-k paper's norm study (its code's "
+                 "PROFILING_NORM): also allreduce the dense x = mean of the ranks' g+e, and record "
+                 "||x - u|| for the update u applied, ||x - randk(x)|| with as many entries kept "
+                 "at random, and the bound (1-k/d)||x|| (table norm_study; 0: never). The extra "
+                 "allreduce is not counted in the step's time or bytes")
+      ->check(kNonNegative)
+      ->group(rec);
   app.add_flag("--barrier-before-communicate", o.barrier_before_communicate,
                "Sparse algorithms, and dense with --bucket-mb 0: wait at a barrier for every rank "
                "before the gradient exchange and record that as wait_s, so that communicate_s is "
@@ -454,6 +462,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["db_dir"] = o.db_dir;
   json["log_every"] = o.log_every;
   json["grad_stats_every"] = o.grad_stats_every;
+  json["norm_study_every"] = o.norm_study_every;
   json["barrier_before_communicate"] = o.barrier_before_communicate;
   json["network"] = o.network;
   json["emulate_link_mbps"] = o.emulate_link_mbps;
@@ -502,6 +511,7 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.synch_freq = o.synch_freq;
   c.comm_timeout_seconds = o.comm_timeout;
   c.grad_stats_every = o.grad_stats_every;
+  c.norm_study_every = o.norm_study_every;
   c.barrier_before_communicate = o.barrier_before_communicate;
   try {
     return algorithms::resolve(c);
@@ -519,9 +529,12 @@ void validate(const Options& o) {
   if (!std::regex_match(o.device, std::regex("cpu|cuda(:[0-9]{1,4})?"))) {
     throw UsageError("--device " + o.device + ": expected cpu, cuda or cuda:N");
   }
-  if (o.grad_stats_every > 0 && algorithm.selector.empty()) {
-    throw UsageError("--grad-stats-every applies to the sparse algorithms (" +
-                     algorithms::algorithm_list(algorithms::Family::sparse) + "), not " + o.algo);
+  for (const auto& [option, every] : {std::pair{"--grad-stats-every", o.grad_stats_every},
+                                      std::pair{"--norm-study-every", o.norm_study_every}}) {
+    if (every > 0 && algorithm.selector.empty()) {
+      throw UsageError(std::string(option) + " applies to the sparse algorithms (" +
+                       algorithms::algorithm_list(algorithms::Family::sparse) + "), not " + o.algo);
+    }
   }
   if (!(o.density > 0)) throw UsageError("--density must be > 0");
   if (o.bucket_mb > 0 && o.bucket_mb * (1 << 20) < sizeof(float)) {

@@ -92,6 +92,7 @@ struct Options {
   std::string db_dir = "runs";
   int log_every = 10;
   int grad_stats_every = 0;
+  int norm_study_every = 0;
   bool barrier_before_communicate = false;
   std::string network = "local";
   double emulate_link_mbps = 0;

@@ -635,6 +635,10 @@ class TrainingLoop {
       pending_grad_stats_.push_back(grad_stats_row(*g, iteration, epoch));
       phase.restart();  // not part of the update
     }
+    if (std::optional<algorithms::NormStudy> n = algorithm.take_norm_study()) {
+      pending_norm_study_.push_back({iteration, epoch, n->dense_norm, n->dense_std,
+                                     n->selected_distance, n->randk_distance, n->bound});
+    }
 
     // After synchronization the update is the same on every rank of a synchronous algorithm, so
     // they all stop, or skip, at the same step. Gossip ranks still mix (after_step), so that
@@ -722,6 +726,8 @@ class TrainingLoop {
     pending_steps_.clear();
     s_.db->add_grad_stats(s_.run.id, pending_grad_stats_);
     pending_grad_stats_.clear();
+    s_.db->add_norm_study(s_.run.id, pending_norm_study_);
+    pending_norm_study_.clear();
     last_flush_ = clock_.seconds();
   }
 
@@ -737,6 +743,7 @@ class TrainingLoop {
   StepMetrics metrics_;
   std::vector<record::StepRow> pending_steps_;
   std::vector<record::GradStatsRow> pending_grad_stats_;  // rank 0's, the only one measuring
+  std::vector<record::NormStudyRow> pending_norm_study_;  // likewise
   std::array<double, 3> train_sums_{};  // loss·rows, correct, rows (samples or tokens) this epoch
   std::vector<float> features_;         // classifiers
   std::vector<std::int64_t> tokens_;    // language models

@@ -19,7 +19,9 @@ SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
       density_(config.density),
       error_feedback_(config.error_feedback),
       grad_stats_every_(config.grad_stats_every),
-      barrier_(config.barrier_before_communicate) {
+      barrier_(config.barrier_before_communicate),
+      norm_study_every_(config.norm_study_every),
+      seed_(config.seed) {
   if (!(density_ > 0 && density_ <= 1)) {
     throw std::invalid_argument("--density must be in (0, 1]");
   }
@@ -50,6 +52,27 @@ GradStats measure(std::span<const float> acc, const kernels::SparseSet& selected
   return g;
 }
 
+// ‖x − u‖ for the update u the algorithm applied, ‖x − randk(x)‖ for k entries of x picked at
+// random (the same k the selection took), and the bound, as gtopkssgd's allreducer.py does under
+// PROFILING_NORM.
+NormStudy study_norms(std::span<const float> x, std::span<const float> update, std::size_t k,
+                      std::span<const float> randomly_kept) {
+  double x_squared = 0, distance_squared = 0, kept_squared = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double difference = static_cast<double>(x[i]) - update[i];
+    x_squared += static_cast<double>(x[i]) * x[i];
+    distance_squared += difference * difference;
+  }
+  for (const float v : randomly_kept) kept_squared += static_cast<double>(v) * v;
+  NormStudy s;
+  s.dense_norm = std::sqrt(x_squared);
+  s.dense_std = kernels::mean_std(x).stddev;
+  s.selected_distance = std::sqrt(distance_squared);
+  s.randk_distance = std::sqrt(std::max(0.0, x_squared - kept_squared));
+  s.bound = (1.0 - static_cast<double>(k) / static_cast<double>(x.size())) * s.dense_norm;
+  return s;
+}
+
 }  // namespace
 
 void SparseSgd::synchronize_gradients(std::span<float> grads) {
@@ -72,6 +95,15 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
     watch.restart();  // the measurement is not part of what sparsification costs
   }
 
+  const bool norm_study =
+      norm_study_every_ > 0 && iteration_ % static_cast<std::uint64_t>(norm_study_every_) == 0;
+  if (norm_study) {  // the dense aggregate of the same step, outside what the step is charged
+    dense_mean_.assign(residual_.begin(), residual_.end());
+    comm_.allreduce(std::span(dense_mean_), comm::ReduceOp::sum);
+    kernels::scale(dense_mean_, 1.0f / static_cast<float>(comm_.size()));
+    watch.restart();
+  }
+
   if (barrier_) {
     comm_.barrier();
     stats_.wait_seconds += watch.restart();
@@ -90,6 +122,13 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
   stats_.select_seconds += watch.restart();
   stats_.entries_sent += selected_.size();
   stats_.entries_offered += d;
+  if (norm_study && comm_.rank() == 0) {
+    random_picked_.clear();  // a selection of nothing (a threshold above every entry) keeps none
+    if (!selected_.indices.empty()) {
+      random_k_.select(dense_mean_, selected_.size(), seed_ ^ iteration_, random_picked_);
+    }
+    norm_study_ = study_norms(dense_mean_, grads, selected_.size(), random_picked_.values);
+  }
   ++iteration_;
 }
 

@@ -9,6 +9,7 @@
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
+#include "kernels/sampling.hpp"
 
 namespace commsgd::algorithms {
 
@@ -32,6 +33,7 @@ class SparseSgd final : public Algorithm {
   }
   AlgorithmStats stats() const override { return stats_; }
   std::optional<GradStats> take_grad_stats() override { return std::exchange(grad_stats_, {}); }
+  std::optional<NormStudy> take_norm_study() override { return std::exchange(norm_study_, {}); }
   // The residual e_r, and the iteration count that seeds the random selectors.
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
@@ -54,6 +56,12 @@ class SparseSgd final : public Algorithm {
   const int grad_stats_every_;
   const bool barrier_;  // before the exchange: AlgorithmConfig::barrier_before_communicate
   std::optional<GradStats> grad_stats_;
+  const int norm_study_every_;
+  const std::uint64_t seed_;
+  std::optional<NormStudy> norm_study_;
+  std::vector<float> dense_mean_;  // the norm study's x = (1/P)·Σ_r acc_r, when it measures
+  kernels::RandomSelector random_k_;
+  kernels::SparseSet random_picked_;
 };
 
 }  // namespace commsgd::algorithms

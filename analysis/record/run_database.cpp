@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "analysis/record/views.hpp"
-#include "commsgd/record/schema_sql.hpp"  // kSchemaSql, generated from analysis/schema.sql
+#include "commsgd/record/schema_sql.hpp"     // kSchemaSql, generated from analysis/schema.sql
+#include "commsgd/record/schema_v2_sql.hpp"  // kSchemaV2Sql, from analysis/schema_v2.sql
 
 namespace commsgd::record {
 namespace {
@@ -152,6 +153,12 @@ std::string_view to_string(RunStatus s) {
   throw std::invalid_argument("invalid RunStatus");
 }
 
+std::span<const std::string_view> schema_steps() {
+  static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql};
+  static_assert(std::size(steps) == RunDatabase::kSchemaVersion);
+  return steps;
+}
+
 std::string new_run_id() {
   // Fresh OS entropy per id, not a seeded PRNG: runs started at the same instant on different
   // nodes must not collide.
@@ -242,11 +249,11 @@ void RunDatabase::update_schema() {
     if (objects.column_int(0) != 0)
       throw DatabaseError(
           fmt::format("{}: has tables but no schema version; not a commsgd run database", file_));
-    exec(db(), file_, std::string(kSchemaSql).c_str(), "create schema");
-    version = 1;
   }
-  // A schema change adds one step here per version, each leaving the file valid for the next:
-  //   if (version == 1) { migrate_to_v2(); version = 2; }
+  for (; version < kSchemaVersion; ++version) {
+    exec(db(), file_, std::string(schema_steps()[static_cast<std::size_t>(version)]).c_str(),
+         version == 0 ? "create schema" : "migrate schema");
+  }
   // PRAGMAs take no bound parameters; the value is a compile-time constant.
   exec(db(), file_, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
   // Views hold no data and are not versioned: every open brings them up to this build.
@@ -322,6 +329,21 @@ void RunDatabase::add_grad_stats(std::string_view run_id, std::span<const GradSt
   tx.commit();
 }
 
+void RunDatabase::add_norm_study(std::string_view run_id, std::span<const NormStudyRow> rows) {
+  if (rows.empty()) return;
+  Transaction tx(db(), file_);
+  Statement st(db(), file_, "add_norm_study", R"sql(
+    INSERT INTO norm_study (run_id, step, epoch, dense_norm, dense_std, selected_distance,
+                            randk_distance, bound)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?))sql");
+  for (const NormStudyRow& n : rows) {
+    st.bind(run_id, n.step, n.epoch, n.dense_norm, n.dense_std, n.selected_distance,
+            n.randk_distance, n.bound)
+        .execute();
+  }
+  tx.commit();
+}
+
 void RunDatabase::finish_run(std::string_view run_id, RunStatus status,
                              std::string_view exit_reason) {
   if (status == RunStatus::running)
@@ -382,7 +404,7 @@ void RunDatabase::resume_run(std::string_view run_id, long next_step, int next_e
     throw DatabaseError(fmt::format(
         "{}: resume: run {} is not in this database, or it has completed", file_, run_id));
   }
-  for (const char* table : {"steps", "grad_stats"}) {
+  for (const char* table : {"steps", "grad_stats", "norm_study"}) {
     Statement steps(db(), file_, "resume_run",
                     fmt::format("DELETE FROM {} WHERE run_id = ? AND step >= ?", table));
     steps.bind(run_id, static_cast<std::int64_t>(next_step)).execute();

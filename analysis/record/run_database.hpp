@@ -56,6 +56,12 @@ struct GradStatsRow {
   std::string histogram_json;
 };
 
+struct NormStudyRow {
+  std::int64_t step = 0;
+  int epoch = 0;
+  double dense_norm = 0, dense_std = 0, selected_distance = 0, randk_distance = 0, bound = 0;
+};
+
 // A per-step metric aggregated over ranks.
 struct Stat {
   double mean = 0, max = 0;
@@ -81,9 +87,13 @@ std::string_view to_string(RunStatus);  // the text stored in runs.status
 std::string new_run_id();               // random UUID v4, lower-case text
 std::string utc_now_iso8601();          // e.g. "2024-05-01T12:34:56.789Z"
 
+// The SQL that takes a database from version v to v + 1 is schema_steps()[v]: schema.sql from
+// an empty file to version 1, schema_v2.sql to 2, and so on. A new file takes every step.
+std::span<const std::string_view> schema_steps();
+
 class RunDatabase {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the file (and its parent directories), enables WAL, a 30 s busy timeout and
   // foreign keys, then creates or migrates the schema and re-creates the views. Refuses files that
@@ -97,6 +107,7 @@ class RunDatabase {
   void add_epoch(std::string_view run_id, const EpochRow& row);
   void add_steps(std::string_view run_id, std::span<const StepRow> rows);  // all or nothing
   void add_grad_stats(std::string_view run_id, std::span<const GradStatsRow> rows);  // likewise
+  void add_norm_study(std::string_view run_id, std::span<const NormStudyRow> rows);  // likewise
   // Ends a run that is still 'running' (status must not be running); sets finished_at now.
   void finish_run(std::string_view run_id, RunStatus status, std::string_view exit_reason);
   void add_bench(std::span<const BenchRow> rows);  // all or nothing, one created_at

@@ -107,6 +107,12 @@ void add_reports(CLI::App& app) {
                  "bounds 1-k/d and (1-k/d)^2",
                  grad_stats_report);
 
+  add_run_report(app, "norm-study",
+                 "Per run with --norm-study-every (the gTop-k paper's norm study): distance of the "
+                 "applied sparse update to the dense aggregate, against random-k's and the bound "
+                 "(1-k/d)||x||",
+                 norm_study_report);
+
   auto target = std::make_shared<std::optional<double>>();
   CLI::App* compare = add_run_report(
       app, "compare",
@@ -252,12 +258,13 @@ void add_merge(CLI::App& app) {
     const Connection dest(o->output, SQLITE_OPEN_READWRITE, o->output);
     sqlite3_busy_timeout(dest.get(), 30'000);  // trainers may be writing to it
     dest.exec("PRAGMA foreign_keys = ON");
-    Table t{{"database", "runs_added", "runs_updated", "epochs", "steps", "grad_stats", "bench"},
+    Table t{{"database", "runs_added", "runs_updated", "epochs", "steps", "grad_stats",
+             "norm_study", "bench"},
             {}};
     for (const Connection& source : sources) {
       const MergeCounts c = merge_into(dest, source);
-      t.rows.push_back(
-          {source.name(), c.runs_added, c.runs_updated, c.epochs, c.steps, c.grad_stats, c.bench});
+      t.rows.push_back({source.name(), c.runs_added, c.runs_updated, c.epochs, c.steps,
+                        c.grad_stats, c.norm_study, c.bench});
     }
     print(t, o->format);
   });
@@ -348,6 +355,13 @@ void add_plots(CLI::App& app) {
       "histogram of the accumulated gradient at the last measurement",
       [](const Connection& db, const Options& o) { return grad_stats_data(db, o.filters()); });
   add_run_selection(grad_stats, *g);
+
+  auto [norm_study, n] = add_kind(
+      "norm-study",
+      "The gTop-k paper's norm study: ||x - u|| of the applied update, ||x - randk(x)|| and "
+      "(1-k/d)||x|| over training, per run",
+      [](const Connection& db, const Options& o) { return norm_study_data(db, o.filters()); });
+  add_run_selection(norm_study, *n);
 
   auto [selection, l] = add_kind(
       "selection", "Gaussian vs exact selection time against d (bench rows of commsgd-bench)",

@@ -6,7 +6,6 @@
 #include "analysis/record/run_database.hpp"
 #include "analysis/record/views.hpp"
 #include "analysis/report/merge.hpp"
-#include "commsgd/record/schema_sql.hpp"  // kSchemaSql, generated from analysis/schema.sql
 
 namespace commsgd::report {
 namespace {
@@ -25,9 +24,39 @@ std::int64_t user_version(const Connection& db) {
   }
 }
 
+// Every table of this build's schema, through each of its steps.
+void create_schema(const Connection& db) {
+  for (const std::string_view step : record::schema_steps()) db.exec(std::string(step));
+  db.exec(fmt::format("PRAGMA user_version = {}", RunDatabase::kSchemaVersion));
+}
+
+// A file of an older schema reads as if migrated, without writing to it: each table added since
+// is an empty temporary table on this connection (the names resolve to it, the file is as it was).
+void add_tables_of_later_versions(const Connection& db) {
+  const Connection current(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "schema");
+  create_schema(current);
+  const std::string_view create = "CREATE TABLE ";
+  for (const Row& row :
+       current.query("SELECT name, sql FROM sqlite_master WHERE type = 'table'").rows) {
+    const std::string name = std::get<std::string>(row.at(0)),
+                      sql = std::get<std::string>(row.at(1));
+    const Value found =
+        db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", {name})
+            .rows.at(0)
+            .at(0);
+    if (std::get<std::int64_t>(found) == 0 && sql.starts_with(create)) {
+      db.exec("CREATE TEMP TABLE " + sql.substr(create.size()));
+    }
+  }
+}
+
 void check_schema(const Connection& db) {
   const std::int64_t version = user_version(db);
   if (version == RunDatabase::kSchemaVersion) return;
+  if (version > 0 && version < RunDatabase::kSchemaVersion) {
+    add_tables_of_later_versions(db);
+    return;
+  }
   if (version == 0) {
     const Value objects = db.query("SELECT count(*) FROM sqlite_master").rows.at(0).at(0);
     throw InputError(fmt::format(
@@ -75,8 +104,7 @@ Connection open_for_report(const std::vector<fs::path>& files) {
   }
   Connection merged(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                     fmt::format("{} databases", files.size()));
-  merged.exec(std::string(record::kSchemaSql));
-  merged.exec(fmt::format("PRAGMA user_version = {}", RunDatabase::kSchemaVersion));
+  create_schema(merged);
   for (const fs::path& file : files) merge_into(merged, open_run_database(file));
   prepare_for_queries(merged);
   return merged;

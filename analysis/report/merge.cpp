@@ -123,6 +123,7 @@ MergeCounts merge_into(const Connection& dest, const Connection& source) {
     counts.epochs = copy_keyed(dest, source, "epochs");
     counts.steps = copy_keyed(dest, source, "steps");
     counts.grad_stats = copy_keyed(dest, source, "grad_stats");
+    counts.norm_study = copy_keyed(dest, source, "norm_study");
     counts.bench = copy_bench(dest, source);
     tx.commit();
   } catch (const InputError& e) {  // e.g. rows of a run the source does not have

@@ -164,6 +164,25 @@ json grad_stats_data(const Connection& db, const std::vector<Filter>& filters) {
   return {{"kind", "grad_stats"}, {"series", series}, {"histogram", histogram}};
 }
 
+json norm_study_data(const Connection& db, const std::vector<Filter>& filters) {
+  const Table t = norm_study_steps_report(db, filters);
+  const std::vector<std::string> labels = run_labels(t);
+  const std::vector<std::string> measures = {"selected_distance", "randk_distance", "bound"};
+  json series = json::array();
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const Row& row = t.rows[i];
+    if (i == 0 || row[0] != t.rows[i - 1][0]) {  // rows come grouped by run
+      series.push_back({{"label", labels[i]}, {"step", json::array()}, {"points", 0}});
+      for (const std::string& m : measures) series.back()[m] = json::array();
+    }
+    json& s = series.back();
+    s["step"].push_back(as_double(row[t.column("step")]));
+    for (const std::string& m : measures) s[m].push_back(as_double(row[t.column(m)]));
+    s["points"] = s["points"].get<int>() + 1;
+  }
+  return {{"kind", "norm_study"}, {"series", series}};
+}
+
 json selection_data(const Connection& db, const std::vector<Filter>& filters) {
   const Where where = where_clause(filters, "bench", db.columns_of("bench"));
   const Table t = db.query(fmt::format(R"sql(

@@ -29,22 +29,33 @@ RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters) {
 
 namespace {
 
-// The selected runs' grad_stats rows (g) with their run (r): `columns` selected, `tail` (GROUP
-// BY, ORDER BY) after the WHERE. Throws InputError when there are none.
-Table grad_stats_query(const Connection& db, const std::vector<Filter>& filters,
-                       std::string_view columns, std::string_view tail) {
+// The selected runs' rows (g) of a per-step measurement table (grad_stats, norm_study) with
+// their run (r): `columns` selected, `tail` (GROUP BY, ORDER BY) after the WHERE. Throws
+// InputError, naming the trainer option that records them, when there are none.
+Table measurement_query(const Connection& db, const std::vector<Filter>& filters,
+                        std::string_view table, std::string_view option, std::string_view columns,
+                        std::string_view tail) {
   const RunSet runs = selected_runs(db, filters);
-  Table t = db.query(fmt::format("SELECT {} FROM grad_stats g JOIN runs r ON r.id = g.run_id "
+  Table t = db.query(fmt::format("SELECT {} FROM {} g JOIN runs r ON r.id = g.run_id "
                                  "WHERE g.run_id {} {}",
-                                 columns, runs.in, tail),
+                                 columns, table, runs.in, tail),
                      runs.params);
   if (t.rows.empty()) {
     throw InputError(
-        fmt::format("{}: the selected runs have no grad_stats (run the sparse algorithms with "
-                    "--grad-stats-every N)",
-                    db.name()));
+        fmt::format("{}: the selected runs have no {} (run the sparse algorithms with {} N)",
+                    db.name(), table, option));
   }
   return t;
+}
+
+Table grad_stats_query(const Connection& db, const std::vector<Filter>& filters,
+                       std::string_view columns, std::string_view tail) {
+  return measurement_query(db, filters, "grad_stats", "--grad-stats-every", columns, tail);
+}
+
+Table norm_study_query(const Connection& db, const std::vector<Filter>& filters,
+                       std::string_view columns, std::string_view tail) {
+  return measurement_query(db, filters, "norm_study", "--norm-study-every", columns, tail);
 }
 
 }  // namespace
@@ -178,6 +189,24 @@ Table grad_stats_steps_report(const Connection& db, const std::vector<Filter>& f
   return grad_stats_query(db, filters, R"sql(
     g.run_id, r.algo, r.workers, g.step, g.contraction, g.bound_linear, g.bound_squared,
     g.histogram)sql",
+                          "ORDER BY r.created_at, g.run_id, g.step");
+}
+
+Table norm_study_report(const Connection& db, const std::vector<Filter>& filters) {
+  return norm_study_query(db, filters, R"sql(
+    g.run_id, r.algo, r.selector, r.density, r.workers, count(*) AS measurements,
+    avg(g.dense_norm) AS dense_norm_mean, avg(g.selected_distance) AS selected_mean,
+    avg(g.randk_distance) AS randk_mean, avg(g.bound) AS bound_mean,
+    avg(g.selected_distance / nullif(g.randk_distance, 0)) AS selected_over_randk,
+    sum(g.selected_distance < g.randk_distance) AS below_randk,
+    sum(g.selected_distance < g.bound) AS below_bound)sql",
+                          "GROUP BY g.run_id ORDER BY r.created_at, g.run_id");
+}
+
+Table norm_study_steps_report(const Connection& db, const std::vector<Filter>& filters) {
+  return norm_study_query(db, filters, R"sql(
+    g.run_id, r.algo, r.workers, g.step, g.selected_distance, g.randk_distance, g.bound,
+    g.dense_norm)sql",
                           "ORDER BY r.created_at, g.run_id, g.step");
 }
 

@@ -49,6 +49,13 @@ Table grad_stats_report(const Connection& db, const std::vector<Filter>& filters
 // bound_squared, histogram (JSON), by run and step.
 Table grad_stats_steps_report(const Connection& db, const std::vector<Filter>& filters);
 
+// One row per run with norm_study (--norm-study-every): how many measurements, the means of ‖x‖,
+// ‖x − u‖, ‖x − randk(x)‖ and the bound, the mean ratio of the selection's distance to random-k's,
+// and how many measurements fell below random-k's and below the bound.
+Table norm_study_report(const Connection& db, const std::vector<Filter>& filters);
+// Every norm_study row of the selected runs, with the run's algo and workers, by run and step.
+Table norm_study_steps_report(const Connection& db, const std::vector<Filter>& filters);
+
 // Every row of a table or view (rows passing `filters` on its own columns).
 Table export_report(const Connection& db, std::string_view relation,
                     const std::vector<Filter>& filters);

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "algorithms/comm/mpi_communicator.hpp"
@@ -133,6 +135,68 @@ INSTANTIATE_TEST_SUITE_P(AllPairs, SparseMpi,
                          [](const auto& info) {
                            return info.param.selector + "_" + info.param.aggregation;
                          });
+
+// --norm-study-every: rank 0 measures how far the applied update u lands from the dense mean x of
+// the ranks' g + e (computed here from every rank's acc), keeps k random entries of x for
+// random-k's distance, and the bound (1 - k/d)||x||; measuring changes nothing the algorithm does.
+// At density 1 every entry is applied, so all three distances vanish.
+TEST(NormStudyMpi, MeasuresTheUpdatesDistanceToTheDenseMeanWithoutChangingIt) {
+  const Rank r = me();
+  comm::MpiCommunicator comm;
+  for (const char* aggregation : {"allgather", "gtopk"}) {
+    for (const double density : {kDensity, 1.0}) {
+      AlgorithmConfig config = sparse_config("exact", aggregation);
+      config.density = density;
+      SparseSgd plain(config, comm);
+      config.norm_study_every = 2;
+      SparseSgd studied(config, comm);
+      std::vector<float> residual(kD, 0.0f);
+      for (unsigned step = 0; step < 3; ++step) {
+        const std::string what = std::string(aggregation) + " density " + std::to_string(density) +
+                                 " step " + std::to_string(step);
+        std::vector<float> grads = planted(r.rank, step), reference = grads;
+        std::vector<float> acc(kD);
+        for (std::size_t j = 0; j < kD; ++j) acc[j] = grads[j] + residual[j];
+        const std::uint64_t sent_before = studied.stats().entries_sent;
+        studied.synchronize_gradients(grads);
+        plain.synchronize_gradients(reference);
+        residual.assign(studied.residual().begin(), studied.residual().end());
+        EXPECT_EQ(grads, reference) << what;
+        EXPECT_TRUE(std::equal(residual.begin(), residual.end(), plain.residual().begin())) << what;
+
+        const std::vector<float> all_acc = allgather(acc, r.size);
+        const std::optional<NormStudy> study = studied.take_norm_study();
+        if (r.rank != 0 || step % 2 == 1) {
+          EXPECT_FALSE(study.has_value()) << what;
+          continue;
+        }
+        ASSERT_TRUE(study.has_value()) << what;
+        double x_squared = 0, distance_squared = 0;
+        std::vector<double> x(kD);
+        for (std::size_t j = 0; j < kD; ++j) {
+          for (int q = 0; q < r.size; ++q) x[j] += all_acc[q * kD + j];
+          x[j] /= r.size;
+          x_squared += x[j] * x[j];
+          distance_squared += (x[j] - grads[j]) * (x[j] - grads[j]);
+        }
+        const double norm = std::sqrt(x_squared);
+        const double k = static_cast<double>(studied.stats().entries_sent - sent_before);
+        EXPECT_NEAR(study->dense_norm, norm, 1e-5 * norm) << what;
+        EXPECT_NEAR(study->selected_distance, std::sqrt(distance_squared), 1e-5 * norm) << what;
+        EXPECT_NEAR(study->bound, (1 - k / kD) * norm, 1e-5 * norm) << what;
+        if (density == 1.0) {
+          EXPECT_LT(study->selected_distance, 1e-6 * norm) << what;
+          EXPECT_EQ(study->randk_distance, 0.0) << what;
+        } else {
+          // k random entries of x leave out close to (1 - k/d) of its energy, the largest far less.
+          EXPECT_GT(study->randk_distance, std::sqrt(1 - 3 * k / kD) * norm) << what;
+          EXPECT_LT(study->randk_distance, norm) << what;
+          EXPECT_LT(study->selected_distance, study->randk_distance) << what;
+        }
+      }
+    }
+  }
+}
 
 // When every rank proposes the same k indices, gTop-k's U is the exact top-k of the sum, and
 // every proposal is applied.

@@ -211,7 +211,8 @@ TEST_F(ReportCli, MergingTwiceAddsNothing) {
   const json first = report_json({"merge", "-o", merged, db_});
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0], json::parse(R"({"database": ")" + db_ + R"(", "runs_added": 5,
-      "runs_updated": 0, "epochs": 10, "steps": 13, "grad_stats": 0, "bench": 4})"));
+      "runs_updated": 0, "epochs": 10, "steps": 13, "grad_stats": 0, "norm_study": 0,
+      "bench": 4})"));
   const json again = report_json({"merge", "-o", merged, db_, db_});
   for (const json& row : again) {
     for (const char* count : {"runs_added", "runs_updated", "epochs", "steps", "bench"})
@@ -247,15 +248,37 @@ TEST_F(ReportCli, MergingAgainBringsTheEndOfARunThatWasStillRunning) {
             json::parse(R"([{"status": "completed", "exit_reason": "max epochs"}])"));
 }
 
+// A file of schema version 1 (before norm_study) is read as if migrated, and left as it is: its
+// reports are those of the same runs in a current file, and it merges into a current one.
+TEST_F(ReportCli, OlderSchemaFilesAreReadAndMergedWithoutBeingChanged) {
+  const std::string old = (dir_ / "v1.sqlite").string();
+  fs::copy_file(db_, old);
+  exec(old, "DROP TABLE norm_study; PRAGMA user_version = 1");
+  const std::string before = contents(old);
+  for (const char* command : {"runs", "compare", "convergence"}) {
+    EXPECT_EQ(report_json({command, old}), report_json({command, db_})) << command;
+  }
+  expect_one_line_error(report({"norm-study", old}), "have no norm_study");
+  const std::string merged = (dir_ / "merged.sqlite").string();
+  EXPECT_EQ(report_json({"merge", "-o", merged, old}).at(0)["runs_added"], 5);
+  EXPECT_EQ(query_json(merged, "PRAGMA user_version").at(0)["user_version"],
+            record::RunDatabase::kSchemaVersion);
+  EXPECT_EQ(contents(old), before);
+}
+
 TEST_F(ReportCli, MergeRefusesOtherSchemaVersionsAndForeignFiles) {
   const std::string future = (dir_ / "future.sqlite").string();
   fs::copy_file(db_, future);
-  exec(future, "PRAGMA user_version = 2");
+  const int newer = record::RunDatabase::kSchemaVersion + 1;
+  exec(future, "PRAGMA user_version = " + std::to_string(newer));
   const std::string merged = (dir_ / "merged.sqlite").string();
   expect_one_line_error(report({"merge", "-o", merged, db_, future}),
-                        "schema version 2, but this build reads version 1");
+                        "schema version " + std::to_string(newer) +
+                            ", but this build reads version " +
+                            std::to_string(record::RunDatabase::kSchemaVersion));
   EXPECT_FALSE(fs::exists(merged)) << "every input is checked before anything is written";
-  expect_one_line_error(report({"merge", "-o", future, db_}), "schema version 2");
+  expect_one_line_error(report({"merge", "-o", future, db_}),
+                        "schema version " + std::to_string(newer));
 
   const std::string foreign = (dir_ / "foreign.sqlite").string();
   exec(foreign, "CREATE TABLE t (x)");

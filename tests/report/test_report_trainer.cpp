@@ -21,6 +21,7 @@ constexpr Launch kLaunches[] = {{"dense", 1}, {"dense", 2},     {"dense", 4}, {"
                                 {"topk", 4},  {"gaussiank", 4}, {"gtopk", 4}};
 
 constexpr int kGradStatsEvery = 5;
+constexpr int kNormStudyEvery = 3;
 
 class TrainerFixture : public ::testing::Environment {
  public:
@@ -29,7 +30,8 @@ class TrainerFixture : public ::testing::Environment {
     db = (dir / "runs.sqlite").string();
     // 256 samples, batch 8 per worker, 3 epochs: 8 to 32 iterations per epoch, so every run has
     // several --log-every windows (a steady state after the first) and 3 epochs. The sparse runs
-    // measure grad_stats every kGradStatsEvery iterations.
+    // measure grad_stats every kGradStatsEvery iterations, and the norm study every
+    // kNormStudyEvery.
     for (const Launch& l : kLaunches) {
       std::vector<std::string> args = {COMMSGD_TRAIN,
                                        "--algo",
@@ -50,7 +52,8 @@ class TrainerFixture : public ::testing::Environment {
                                        db,
                                        "--quiet"};
       if (std::string(l.algo) != "dense") {
-        args.insert(args.end(), {"--grad-stats-every", std::to_string(kGradStatsEvery)});
+        args.insert(args.end(), {"--grad-stats-every", std::to_string(kGradStatsEvery),
+                                 "--norm-study-every", std::to_string(kNormStudyEvery)});
       }
       const ProcessResult r = run_process(mpirun(l.workers, args), std::chrono::seconds(120));
       ASSERT_EQ(r.exit_code, 0) << l.algo << " P=" << l.workers << "\n" << r.output;
@@ -304,6 +307,31 @@ TEST(ReportOnTrainerRuns, GradStatsSummarizesEveryMeasurementOfTheSparseRuns) {
   EXPECT_GT(counted, 0u);
 }
 
+// The norm study, measured every kNormStudyEvery-th iteration of each sparse run: the report's
+// means are the table's, and the applied update lands closer to the dense aggregate than k
+// random entries of it do (the gTop-k paper's observation), for each run on average.
+TEST(ReportOnTrainerRuns, NormStudySummarizesEveryMeasurementOfTheSparseRuns) {
+  const ProcessResult r = report({"norm-study", db(), "-f", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json rows = json::parse(r.output);
+  ASSERT_EQ(rows.size(), 4u) << r.output;  // topk P=2, topk P=4, gaussiank, gtopk
+  for (const json& row : rows) {
+    const std::string what = key(row["algo"], row["workers"]);
+    const int iterations = 3 * 256 / (8 * row["workers"].get<int>());
+    EXPECT_EQ(row["measurements"], (iterations + kNormStudyEvery - 1) / kNormStudyEvery) << what;
+    const json raw = query_json(db(),
+                                "SELECT avg(selected_distance) AS selected, avg(randk_distance) "
+                                "AS randk, avg(bound) AS bound, max(randk_distance - dense_norm) "
+                                "AS randk_over_norm FROM norm_study WHERE run_id = '" +
+                                    row["run_id"].get<std::string>() + "'")[0];
+    expect_close(row["selected_mean"], raw["selected"], what + " selected");
+    expect_close(row["randk_mean"], raw["randk"], what + " randk");
+    expect_close(row["bound_mean"], raw["bound"], what + " bound");
+    EXPECT_LE(raw["randk_over_norm"].get<double>(), 0.0) << what;
+    EXPECT_LT(row["selected_mean"].get<double>(), row["randk_mean"].get<double>()) << what;
+  }
+}
+
 TEST(ReportOnTrainerRuns, FiguresHaveOneSeriesPerRunOrAlgorithm) {
   const fs::path png = TrainerFixture::dir / "figure.png";
   auto check = [&](const std::vector<std::string>& args,
@@ -334,6 +362,8 @@ TEST(ReportOnTrainerRuns, FiguresHaveOneSeriesPerRunOrAlgorithm) {
                          {"gaussiank P=4", 5},
                          {"gtopk P=4", 5},
                          {"histogram topk P=2, step 45", 64}});
+  check({"norm-study"},
+        {{"topk P=2", 16}, {"topk P=4", 8}, {"gaussiank P=4", 8}, {"gtopk P=4", 8}});
 }
 
 }  // namespace

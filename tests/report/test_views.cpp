@@ -149,7 +149,7 @@ TEST_F(Views, OpeningADatabaseReplacesStaleViewsWithoutChangingItsVersion) {
             SQLITE_OK);
   sqlite3_close(raw);
   record::RunDatabase db(db_);
-  EXPECT_EQ(db.schema_version(), 1);
+  EXPECT_EQ(db.schema_version(), record::RunDatabase::kSchemaVersion);
   EXPECT_DOUBLE_EQ(column("throughput", "samples_per_s").at(R::topk4), 320);
   EXPECT_EQ(q("SELECT count(*) AS n FROM run_summary").at(0)["n"], 5);
 }

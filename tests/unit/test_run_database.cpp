@@ -150,8 +150,35 @@ TEST_F(RunDatabaseTest, CreatesSchemaWithPragmas) {
   EXPECT_EQ(db.schema_version(), RunDatabase::kSchemaVersion);
   EXPECT_EQ(query(db.handle(), "PRAGMA journal_mode")[0]["journal_mode"], Value{"wal"});
   EXPECT_EQ(query(db.handle(), "PRAGMA foreign_keys")[0]["foreign_keys"], Value{std::int64_t{1}});
-  for (const char* t : {"runs", "epochs", "steps", "grad_stats", "bench"})
+  for (const char* t : {"runs", "epochs", "steps", "grad_stats", "norm_study", "bench"})
     EXPECT_EQ(count(db.handle(), t), 0) << t;
+}
+
+// A file written by a build of schema version 1 (no norm_study) is migrated when opened: its
+// rows stay, and it ends with the same tables, defined alike, as a file created new.
+TEST_F(RunDatabaseTest, MigratesAVersionOneFileKeepingItsRows) {
+  const fs::path old_file = dir_ / "v1.db";
+  RunInfo r = full_run();
+  {
+    RunDatabase db(old_file);
+    db.begin_run(r);
+    std::vector<StepRow> steps = {make_step(0, 1), make_step(1, 1)};
+    db.add_steps(r.id, steps);
+    ASSERT_EQ(sqlite3_exec(db.handle(), "DROP TABLE norm_study; PRAGMA user_version = 1", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+  }
+  RunDatabase migrated(old_file);
+  EXPECT_EQ(migrated.schema_version(), RunDatabase::kSchemaVersion);
+  EXPECT_EQ(count(migrated.handle(), "runs"), 1);
+  EXPECT_EQ(count(migrated.handle(), "steps"), 2);
+  const std::vector<NormStudyRow> rows = {{0, 1, 2.0, 0.1, 0.5, 1.9, 1.99}};
+  migrated.add_norm_study(r.id, rows);
+  EXPECT_EQ(count(migrated.handle(), "norm_study"), 1);
+  RunDatabase fresh(dir_ / "new.db");
+  const std::string tables =
+      "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name";
+  EXPECT_EQ(query(migrated.handle(), tables), query(fresh.handle(), tables));
 }
 
 TEST_F(RunDatabaseTest, RoundTrip) {
@@ -332,6 +359,10 @@ TEST_F(RunDatabaseTest, CheckpointTransitions) {
     grad_stats.push_back({step, 1 + step / 10, 0.5, 0.99, 0.98, R"({"counts": [1, 2]})"});
   }
   db.add_grad_stats(r.id, grad_stats);
+  std::vector<NormStudyRow> norm_study;
+  for (int step = 0; step < 30; step += 10)
+    norm_study.push_back({step, 1 + step / 10, 2, 0.1, 1, 1.9, 1.99});
+  db.add_norm_study(r.id, norm_study);
   const auto status = [&] {
     return std::get<std::string>(
         query(db.handle(), "SELECT status FROM runs WHERE id = ?", {r.id}).at(0)["status"]);
@@ -344,6 +375,7 @@ TEST_F(RunDatabaseTest, CheckpointTransitions) {
   EXPECT_EQ(status(), "running");
   EXPECT_EQ(count(db.handle(), "steps"), 20);
   EXPECT_EQ(count(db.handle(), "grad_stats"), 4);  // steps 0, 5, 10, 15
+  EXPECT_EQ(count(db.handle(), "norm_study"), 2);  // steps 0, 10
   EXPECT_EQ(count(db.handle(), "epochs"), 2);
   EXPECT_EQ(query(db.handle(), "SELECT exit_reason FROM runs").at(0)["exit_reason"], Value{});
 
@@ -368,7 +400,7 @@ TEST_F(RunDatabaseTest, ReopenKeepsDataAndVersion) {
     db.add_steps(r.id, s);
   }
   RunDatabase db(file);
-  EXPECT_EQ(db.schema_version(), 1);
+  EXPECT_EQ(db.schema_version(), RunDatabase::kSchemaVersion);
   EXPECT_EQ(count(db.handle(), "runs"), 1);
   EXPECT_EQ(count(db.handle(), "epochs"), 1);
   EXPECT_EQ(count(db.handle(), "steps"), 1);
@@ -393,7 +425,8 @@ TEST_F(RunDatabaseTest, RefusesNewerSchema) {
               SQLITE_OK);
   }
   expect_db_error([&] { RunDatabase db(file); },
-                  {file.string(), "schema version 99", "newer than this build (1)"});
+                  {file.string(), "schema version 99",
+                   "newer than this build (" + std::to_string(RunDatabase::kSchemaVersion) + ")"});
 }
 
 TEST_F(RunDatabaseTest, RefusesNonSqliteFile) {
@@ -511,7 +544,7 @@ TEST_F(RunDatabaseTest, ConcurrentOpenOfFreshFile) {
   for (auto& t : threads) t.join();
   for (const auto& e : errors) EXPECT_EQ(e, "");
   RunDatabase db(file);
-  EXPECT_EQ(db.schema_version(), 1);
+  EXPECT_EQ(db.schema_version(), RunDatabase::kSchemaVersion);
   EXPECT_EQ(count(db.handle(), "runs"), std::int64_t(errors.size()));
 }
 
