@@ -19,6 +19,9 @@ struct AlgorithmStats {
   double select_seconds = 0;
   double communicate_seconds = 0;
   double wait_seconds = 0;
+  // Spent on studies that are not training (--grad-stats-every, --norm-study-every): left out
+  // of every phase and of the iteration's total.
+  double measure_seconds = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t entries_sent = 0;     // gradient entries this rank contributed

@@ -337,6 +337,15 @@ void add_options(CLI::App& app, Options& o) {
                "lstm: validate each batch from a zero recurrent state, as the gTop-k and "
                "GaussianK-SGD codes do (default: the state carries through the validation text)")
       ->group(opt);
+  app.add_option("--eval-model", o.eval_model,
+                 "Classifiers: what an epoch's validation scores. consensus: the mean of the "
+                 "ranks' parameters (for gossip; the one model of the synchronous algorithms), "
+                 "with rank 0's batch-norm statistics, the validation set shared out over the "
+                 "ranks. local: every rank scores its own parameters and batch-norm statistics "
+                 "on the whole validation set, and the scores are averaged over ranks, as the "
+                 "SGP code reports its gossip runs (P times the evaluation work)")
+      ->check(CLI::IsMember({"consensus", "local"}))
+      ->group(opt);
 
   const std::string rec = "Recording";
   app.add_option("--db", o.db, "SQLite file for the run record (shared by several runs: WAL)")
@@ -458,6 +467,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["on_nonfinite"] = o.on_nonfinite;
   json["eval_batch_size"] = o.eval_batch_size;
   json["eval_reset_state"] = o.eval_reset_state;
+  json["eval_model"] = o.eval_model;
   json["db"] = o.db;
   json["db_dir"] = o.db_dir;
   json["log_every"] = o.log_every;
@@ -553,6 +563,9 @@ void validate(const Options& o) {
   const bool language_model = model.input == ModelInput::tokens;
   if (o.eval_reset_state && !language_model) {
     throw UsageError("--eval-reset-state applies to --model lstm only");
+  }
+  if (o.eval_model == "local" && language_model) {
+    throw UsageError("--eval-model local applies to the classifiers, not --model " + o.model);
   }
   if ((o.zero_init_residual || o.fc_init_std > 0) && !model.residual) {
     throw UsageError("--zero-init-residual and --fc-init-std apply to the ResNets, not --model " +

@@ -87,6 +87,7 @@ struct Options {
   std::string on_nonfinite = "stop";  // or "skip-step"
   int eval_batch_size = 256;
   bool eval_reset_state = false;
+  std::string eval_model = "consensus";  // or "local"
   // Record
   std::string db;
   std::string db_dir = "runs";

@@ -88,15 +88,17 @@ Evaluation combine(EvaluationSums sums, bool has_top5, comm::Communicator& comm)
   return e;
 }
 
-// Each rank scores the validation samples i ≡ rank (mod P); the sums are combined, so every
-// sample counts exactly once whatever P is.
+// Each rank scores the validation samples i ≡ rank (mod P), or with `every_sample` all of them;
+// the sums are combined, so the score is the whole set's (every sample counted once), or the
+// mean over ranks of each rank's score on the whole set.
 Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, const data::Dataset& ds,
-                               int batch_size, const torch::Device& device,
+                               int batch_size, bool every_sample, const torch::Device& device,
                                comm::Communicator& comm) {
   const data::SampleShape& shape = ds.shape;
   std::vector<std::uint32_t> indices;
-  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < ds.validation_size();
-       i += static_cast<std::size_t>(comm.size())) {
+  const auto first_index = every_sample ? 0 : static_cast<std::size_t>(comm.rank());
+  const auto stride = every_sample ? 1 : static_cast<std::size_t>(comm.size());
+  for (std::size_t i = first_index; i < ds.validation_size(); i += stride) {
     indices.push_back(static_cast<std::uint32_t>(i));
   }
   const auto b = static_cast<std::size_t>(batch_size);
@@ -149,16 +151,18 @@ Evaluation evaluate_language_model(Model& model, const data::TokenStreams& valid
 }
 
 // Evaluates what the algorithm says is the model (for gossip algorithms the consensus average,
-// which it may hold in a buffer of its own), leaving the local parameters as they were.
+// which it may hold in a buffer of its own), or with `own_parameters` each rank's own, leaving
+// the local parameters as they were. The consensus is taken either way: it is what gives the
+// gossip algorithms' consensus distance.
 template <class Evaluate>
 Evaluation evaluate_model(Model& model, FlatParameters& flat, algorithms::Algorithm& algorithm,
-                          Evaluate&& evaluate) {
+                          bool own_parameters, Evaluate&& evaluate) {
   const torch::NoGradGuard no_grad;
   model.eval();
   const std::span<float> params = flat.params();
   const std::span<const float> evaluated = algorithm.model_for_evaluation(params);
   std::vector<float> local;
-  if (evaluated.data() != params.data()) {
+  if (!own_parameters && evaluated.data() != params.data()) {
     local.assign(params.begin(), params.end());
     std::copy(evaluated.begin(), evaluated.end(), params.begin());
   }
@@ -665,9 +669,9 @@ class TrainingLoop {
     }
     algorithm.after_step(flat.params());
     sample.update_s = phase.restart();
-    sample.total_s = whole.seconds();
-
     const algorithms::AlgorithmStats after = algorithm.stats();
+    sample.total_s = whole.seconds() - (after.measure_seconds - before.measure_seconds);
+
     sample.select_s = after.select_seconds - before.select_seconds;
     sample.communicate_s = after.communicate_seconds - before.communicate_seconds;
     sample.wait_s = after.wait_seconds - before.wait_seconds;
@@ -681,14 +685,18 @@ class TrainingLoop {
 
   Evaluation end_epoch(int epoch, long iterations_done, double samples_per_second) {
     comm_.allreduce(std::span(train_sums_), comm::ReduceOp::sum);
-    s_.flat->buffers_to_host();
-    comm_.broadcast(s_.flat->buffers(), 0);  // evaluate rank 0's batch-norm statistics everywhere
-    s_.flat->buffers_to_device();
-    const Evaluation eval = evaluate_model(*s_.model, *s_.flat, *s_.algorithm, [&] {
-      return s_.validation_streams ? evaluate_language_model(*s_.model, *s_.validation_streams,
-                                                             o_.eval_reset_state, s_.device, comm_)
-                                   : evaluate_classifier(*s_.model, *validation_reader_, s_.dataset,
-                                                         o_.eval_batch_size, s_.device, comm_);
+    const bool local = o_.eval_model == "local";
+    if (!local) {  // evaluate rank 0's batch-norm statistics everywhere
+      s_.flat->buffers_to_host();
+      comm_.broadcast(s_.flat->buffers(), 0);
+      s_.flat->buffers_to_device();
+    }
+    const Evaluation eval = evaluate_model(*s_.model, *s_.flat, *s_.algorithm, local, [&] {
+      return s_.validation_streams
+                 ? evaluate_language_model(*s_.model, *s_.validation_streams, o_.eval_reset_state,
+                                           s_.device, comm_)
+                 : evaluate_classifier(*s_.model, *validation_reader_, s_.dataset,
+                                       o_.eval_batch_size, local, s_.device, comm_);
     });
     const EpochReport report{epoch,
                              train_sums_[0] / train_sums_[2],

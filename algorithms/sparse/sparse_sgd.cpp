@@ -92,7 +92,7 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
   if (grad_stats_every_ > 0 && comm_.rank() == 0 &&
       iteration_ % static_cast<std::uint64_t>(grad_stats_every_) == 0) {
     grad_stats_ = measure(residual_, selected_);
-    watch.restart();  // the measurement is not part of what sparsification costs
+    stats_.measure_seconds += watch.restart();  // not part of what sparsification costs
   }
 
   const bool norm_study =
@@ -101,7 +101,7 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
     dense_mean_.assign(residual_.begin(), residual_.end());
     comm_.allreduce(std::span(dense_mean_), comm::ReduceOp::sum);
     kernels::scale(dense_mean_, 1.0f / static_cast<float>(comm_.size()));
-    watch.restart();
+    stats_.measure_seconds += watch.restart();
   }
 
   if (barrier_) {
@@ -128,6 +128,10 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
       random_k_.select(dense_mean_, selected_.size(), seed_ ^ iteration_, random_picked_);
     }
     norm_study_ = study_norms(dense_mean_, grads, selected_.size(), random_picked_.values);
+  }
+  if (norm_study) {  // the other ranks' wait for rank 0's measurement is the measurement's too
+    comm_.barrier();
+    stats_.measure_seconds += watch.seconds();
   }
   ++iteration_;
 }

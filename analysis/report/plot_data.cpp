@@ -167,7 +167,8 @@ json grad_stats_data(const Connection& db, const std::vector<Filter>& filters) {
 json norm_study_data(const Connection& db, const std::vector<Filter>& filters) {
   const Table t = norm_study_steps_report(db, filters);
   const std::vector<std::string> labels = run_labels(t);
-  const std::vector<std::string> measures = {"selected_distance", "randk_distance", "bound"};
+  const std::vector<std::string> measures = {"selected_distance", "randk_distance", "bound",
+                                             "dense_norm"};
   json series = json::array();
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const Row& row = t.rows[i];

@@ -26,7 +26,7 @@ nlohmann::json breakdown_data(const Connection& db, const std::vector<Filter>& f
 // of the first run's accumulated gradient at its last measurement (the "Understanding Top-k"
 // figure).
 nlohmann::json grad_stats_data(const Connection& db, const std::vector<Filter>& filters);
-// Per run: ‖x − u‖, ‖x − randk(x)‖ and the bound (1 − k/d)‖x‖ against the step (the gTop-k
+// Per run: ‖x − u‖, ‖x − randk(x)‖, the bound (1 − k/d)‖x‖ and ‖x‖ against the step (the gTop-k
 // paper's norm study).
 nlohmann::json norm_study_data(const Connection& db, const std::vector<Filter>& filters);
 // Selection time of the exact and gaussian selectors against d (the `kernels` benchmark, its most

@@ -5,6 +5,8 @@
 #   2. topk (exact selection) and gaussiank training on the digits set, 4 ranks on emulated 1gbit
 #      hosts (the cluster in a box), rank 0's accumulated gradient measured every 5 iterations:
 #      how much of it the selection leaves out, beside the bounds 1 - k/d and (1 - k/d)².
+#      As the GaussianK-SGD code trains: its own Gaussian threshold (--selector gaussian-gksgd)
+#      and its density warm-up, 0.015625 in the first epoch, 0.004 in the second, then 0.001.
 # Writes selection.md, grad-stats.md, contraction.png and selection.png, and the databases they
 # come from (bench.sqlite, runs.sqlite), into OUT (default: this directory). --quick: d = 1M
 # only, 2 epochs (what tests/results/gaussiank_quick.sh runs).
@@ -43,9 +45,12 @@ echo "== selection time, one thread, N(0,1) data"
 
 echo "== topk and gaussiank on digits, 4 emulated hosts on 1gbit, --grad-stats-every 5"
 for algo in topk gaussiank; do
+  selector=()
+  [ "$algo" = gaussiank ] && selector=(--selector gaussian-gksgd)
   "$root/jobs/local/launch.sh" -n 4 --network emulated:1gbit -- \
     "$build/trainer/commsgd-train" --config "$root/configs/digits.toml" --algo "$algo" \
-    --density 0.001 --mlp-hidden 512 --epochs "$epochs" --grad-stats-every 5 \
+    "${selector[@]}" --density 0.001 --density-schedule 0:0.015625,1:0.004,2:0.001 \
+    --mlp-hidden 512 --epochs "$epochs" --grad-stats-every 5 \
     --db "$runs_db" --quiet
 done
 "$report" grad-stats -f markdown "$runs_db" | tee "$out/grad-stats.md"

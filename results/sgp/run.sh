@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Stochastic Gradient Push (Assran et al., ICML 2019), reduced to one machine: dense (allreduce,
 # 25 MiB buckets overlapped with backward: the strong baseline), sgp and osgp (1 peer per
-# iteration on the time-varying exponential graph, osgp with 1 iteration of staleness) on the
-# digits set, 4 and 8 ranks on emulated hosts linked by 1gbit Ethernet (the cluster in a box).
+# iteration on the graph the SGP code runs, exponential-two-sided: r + 2^i and r - 2^i in turn;
+# osgp with 1 iteration of staleness, the paper's) and the code's D-PSGD baseline (dpsgd, directed
+# mixing on bipartite-exponential-two-sided, its graph_type 1) on the digits set, 4 and 8 ranks on
+# emulated hosts linked by 1gbit Ethernet (the cluster in a box).
 # The model is an mlp 64-2048-2048-10 (d = 4.35M): each gossip message is 17 MB, so the link,
 # not the 2 shared cores, decides how long an exchange takes.
 # Writes epochs.md, convergence.png and runs.sqlite into OUT (default: this directory). In
@@ -37,11 +39,16 @@ export OMPI_MCA_mpi_yield_when_idle=1
 if [ "$train" = yes ]; then
   rm -f "$db"
   for p in "${workers[@]}"; do
-    for algo in dense sgp osgp; do
+    for algo in dense sgp osgp dpsgd; do
       echo "== $algo, $p ranks, emulated:1gbit"
+      case $algo in
+        sgp | osgp) graph=(--topology exponential-two-sided) ;;
+        dpsgd) graph=(--topology bipartite-exponential-two-sided --gossip-mixing directed) ;;
+        *) graph=() ;;
+      esac
       "$root/jobs/local/launch.sh" -n "$p" --network emulated:1gbit -- \
         "$build/trainer/commsgd-train" --config "$root/configs/digits.toml" --algo "$algo" \
-        --mlp-hidden 2048,2048 --epochs "$epochs" --threads 1 --db "$db" --quiet
+        "${graph[@]}" --mlp-hidden 2048,2048 --epochs "$epochs" --threads 1 --db "$db" --quiet
     done
   done
 fi
@@ -62,6 +69,7 @@ fi
   FROM runs r
   JOIN time_breakdown b ON b.run_id = r.id
   JOIN final_metrics f ON f.run_id = r.id
-  ORDER BY r.workers, CASE r.algo WHEN 'dense' THEN 0 WHEN 'sgp' THEN 1 ELSE 2 END" "$db" |
+  ORDER BY r.workers,
+           CASE r.algo WHEN 'dense' THEN 0 WHEN 'sgp' THEN 1 WHEN 'osgp' THEN 2 ELSE 3 END" "$db" |
   tee "$out/epochs.md"
 "$report" plot convergence "$db" -o "$out/convergence.png"

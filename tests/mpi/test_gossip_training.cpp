@@ -2,7 +2,9 @@
 // of commsgd-train; the consensus-average model is what is evaluated.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,6 +55,36 @@ TEST_F(GossipTraining, SgpOsgpDpsgdAdpsgdMatchDenseOnDigits) {
                            "on s.run_id = r.id where r.algo in ('sgp', 'osgp', 'dpsgd', 'adpsgd')");
   EXPECT_EQ(waits[0][0], "1");
   EXPECT_GT(std::stoi(waits[0][1]), 0);
+}
+
+// --eval-model local: every rank scores its own model on the whole validation set and the scores
+// are averaged. Where every rank holds the same model (dense) that is the consensus score exactly,
+// epoch by epoch; a gossip run's consensus distance is recorded all the same.
+TEST_F(GossipTraining, EvalModelLocalAveragesEachRanksScoreOnTheWholeSet) {
+  const std::string db = (dir_ / "local.sqlite").string();
+  std::vector<std::string> digits = digits_mlp_flags(db);
+  *std::next(std::find(digits.begin(), digits.end(), "--epochs")) = "3";
+  for (const std::vector<std::string>& flags : {std::vector<std::string>{"--algo", "dense"},
+                                                {"--algo", "dense", "--eval-model", "local"},
+                                                {"--algo", "sgp", "--eval-model", "local"}}) {
+    std::vector<std::string> args = digits;
+    args.insert(args.end(), flags.begin(), flags.end());
+    const ProcessResult r = train(2, args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const auto epochs = query(db,
+                            "select e.epoch, e.val_top1, e.val_loss, e.consensus_distance from "
+                            "epochs e join runs r on r.id = e.run_id order by r.rowid, e.epoch");
+  ASSERT_EQ(epochs.size(), 9u);
+  for (std::size_t e = 0; e < 3; ++e) {
+    EXPECT_EQ(epochs[e][1], epochs[3 + e][1]) << "epoch " << e << ": top-1";
+    EXPECT_NEAR(std::stod(epochs[e][2]), std::stod(epochs[3 + e][2]),
+                1e-5 * std::stod(epochs[e][2]))
+        << "epoch " << e << ": loss";
+    EXPECT_NE(epochs[6 + e][3], "NULL") << "epoch " << e << ": sgp's consensus distance";
+  }
+  EXPECT_EQ(query(db, "select json_extract(config, '$.eval_model') from runs order by rowid")[2][0],
+            "local");
 }
 
 // On a slow link (emulated: every transfer takes its bytes / 1 Gbit/s) sgp waits for each mixing

@@ -37,6 +37,8 @@ TEST_F(OriginalVariants, EachTrainsDigitsWithinTwoPointsOfDense) {
       {"directed-adpsgd",
        {"--algo", "adpsgd", "--topology", "bipartite-exponential-two-sided", "--gossip-mixing",
         "directed"}},
+      {"sgp-local-evaluation",
+       {"--algo", "sgp", "--topology", "exponential-two-sided", "--eval-model", "local"}},
       {"gksgd-recipe",
        {"--algo", "gaussiank", "--selector", "gaussian-gksgd", "--no-decay-bn-bias",
         "--warmup-epochs", "2", "--density-schedule", "0:0.04,1:0.02,2:0.01"}},

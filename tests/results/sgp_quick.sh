@@ -3,7 +3,7 @@
 # has the structure of the committed one, a gossip rank sends one model a iteration (4d bytes)
 # against the allreduce's 2 (P − 1)/P · 4d, an epoch of sgp and of osgp trains in less time than
 # one of dense, only the gossip runs' replicas differ (consensus distance), and the figure is
-# drawn. Whether osgp is faster than sgp is read from the committed table, not asserted on 2
+# drawn. dpsgd (the SGP code's D-PSGD) is checked for its bytes and its consensus distance. Whether osgp is faster than sgp is read from the committed table, not asserted on 2
 # short epochs.
 #   sgp_quick.sh BUILD_DIR      (needs root for the emulated hosts; exit 77: skipped)
 set -euo pipefail
@@ -25,16 +25,18 @@ COMMSGD_BUILD=$build "$committed/run.sh" --quick --out "$out"
 # wait_ms | bytes_sent | val_top1 | consensus_distance |": fields 2.. are the columns.
 awk -F' *\\| *' 'NR > 2 { order = order " " $3; epoch[$3] = $4; bytes[$3] = $9; consensus[$3] = $11 }
   END {
-    if (order != " dense sgp osgp") { print "rows: " order; exit 1 }
-    if (!(bytes["sgp"] < bytes["dense"] && bytes["osgp"] < bytes["dense"])) {
+    if (order != " dense sgp osgp dpsgd") { print "rows: " order; exit 1 }
+    if (!(bytes["sgp"] < bytes["dense"] && bytes["osgp"] < bytes["dense"] &&
+          bytes["dpsgd"] < bytes["dense"])) {
       print "a gossip rank sends as much as the allreduce"; exit 1
     }
     if (!(epoch["sgp"] < epoch["dense"] && epoch["osgp"] < epoch["dense"])) {
       print "a gossip epoch is not faster than a dense one"; exit 1
     }
-    if (!(consensus["dense"] == 0 && consensus["sgp"] > 0 && consensus["osgp"] > 0)) {
+    if (!(consensus["dense"] == 0 && consensus["sgp"] > 0 && consensus["osgp"] > 0 &&
+          consensus["dpsgd"] > 0)) {
       print "consensus distance: dense " consensus["dense"] ", sgp " consensus["sgp"] \
-            ", osgp " consensus["osgp"]; exit 1
+            ", osgp " consensus["osgp"] ", dpsgd " consensus["dpsgd"]; exit 1
     }
   }' "$out/epochs.md" || fail "epochs.md: $(cat "$out/epochs.md")"
 [ -s "$out/convergence.png" ] || fail "convergence.png was not drawn"

@@ -153,6 +153,9 @@ TEST(PaperConfigs, SgpIsTheOriginalsRun) {
   EXPECT_EQ(o.lr_schedule, "30:0.1,60:0.1,80:0.1");
   EXPECT_TRUE(o.zero_init_residual);
   EXPECT_DOUBLE_EQ(o.fc_init_std, 0.01);
+  // gossip_sgd.py:317 validates each rank's own model on the whole, unsharded validation set
+  // (make_dataloader's val_loader, gossip_sgd.py:571-580, has no sampler).
+  EXPECT_EQ(o.eval_model, "local");
 }
 
 // job_scripts/submit_DPSGD_ETH.sh:19-26 and submit_ADPSGD_ETH.sh:20-27: the SGP script's settings
