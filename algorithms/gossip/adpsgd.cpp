@@ -34,10 +34,6 @@ Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Gos
       timeout_seconds_(timeout_seconds),
       gossip_comm_(comm.duplicate()),
       budget_(comm.shared_counter()) {
-  if (comm.size() % 2 != 0) {
-    throw std::invalid_argument("--algo adpsgd needs an even number of workers (got " +
-                                std::to_string(comm.size()) + ")");
-  }
   if (mixing_ == GossipMixing::symmetric && !topology_->symmetric()) {
     throw std::invalid_argument(
         "--algo adpsgd needs --topology bipartite-exponential, or --gossip-mixing directed");
@@ -228,24 +224,23 @@ void Adpsgd::serve_exchanges() {
 }
 
 bool Adpsgd::wait_for_round_message(int peer, std::uint64_t k) {
-  auto deadline = Clock::time_point::max();
-  auto pause = std::chrono::microseconds(20);
-  while (!gossip_comm_->probe(peer)) {
-    {
-      const std::lock_guard lock(mutex_);
-      if (stopping_ && k >= rounds_planned_) return false;
-      if (stopping_ && deadline == Clock::time_point::max()) {
-        deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(timeout_seconds_));
-      }
-    }
-    if (Clock::now() > deadline) {
-      throw std::runtime_error("adpsgd: rank " + std::to_string(peer) + " sent nothing for " +
-                               "directed round " + std::to_string(first_round_ + k) + " within " +
-                               std::to_string(timeout_seconds_) + " s (--comm-timeout)");
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  const auto arrived = [&] { return gossip_comm_->probe(peer).has_value(); };
+  const auto training_ended = [&] {
+    const std::lock_guard lock(mutex_);
+    return stopping_;
+  };
+  poll_until(Clock::time_point::max(), [&] { return arrived() || training_ended(); });
+  if (arrived()) return true;
+  {
+    const std::lock_guard lock(mutex_);
+    if (k >= rounds_planned_) return false;
+  }
+  const auto timeout =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
+  if (!poll_until(Clock::now() + timeout, arrived)) {
+    throw std::runtime_error("adpsgd: rank " + std::to_string(peer) + " sent nothing for " +
+                             "directed round " + std::to_string(first_round_ + k) + " within " +
+                             std::to_string(timeout_seconds_) + " s (--comm-timeout)");
   }
   return true;
 }

@@ -122,15 +122,15 @@ void SparseSgd::synchronize_gradients(std::span<float> grads) {
   stats_.select_seconds += watch.restart();
   stats_.entries_sent += selected_.size();
   stats_.entries_offered += d;
-  if (norm_study && comm_.rank() == 0) {
-    random_picked_.clear();  // a selection of nothing (a threshold above every entry) keeps none
-    if (!selected_.indices.empty()) {
-      random_k_.select(dense_mean_, selected_.size(), seed_ ^ iteration_, random_picked_);
+  if (norm_study) {
+    if (comm_.rank() == 0) {
+      random_picked_.clear();  // a selection of nothing (a threshold above every entry) keeps none
+      if (!selected_.indices.empty()) {
+        random_k_.select(dense_mean_, selected_.size(), seed_ ^ iteration_, random_picked_);
+      }
+      norm_study_ = study_norms(dense_mean_, grads, selected_.size(), random_picked_.values);
     }
-    norm_study_ = study_norms(dense_mean_, grads, selected_.size(), random_picked_.values);
-  }
-  if (norm_study) {  // the other ranks' wait for rank 0's measurement is the measurement's too
-    comm_.barrier();
+    comm_.barrier();  // the other ranks' wait for rank 0 belongs to the measurement too
     stats_.measure_seconds += watch.seconds();
   }
   ++iteration_;

@@ -169,6 +169,9 @@ json norm_study_data(const Connection& db, const std::vector<Filter>& filters) {
   const std::vector<std::string> labels = run_labels(t);
   const std::vector<std::string> measures = {"selected_distance", "randk_distance", "bound",
                                              "dense_norm"};
+  const std::size_t step = t.column("step");
+  std::vector<std::size_t> columns;
+  for (const std::string& m : measures) columns.push_back(t.column(m));
   json series = json::array();
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const Row& row = t.rows[i];
@@ -177,8 +180,10 @@ json norm_study_data(const Connection& db, const std::vector<Filter>& filters) {
       for (const std::string& m : measures) series.back()[m] = json::array();
     }
     json& s = series.back();
-    s["step"].push_back(as_double(row[t.column("step")]));
-    for (const std::string& m : measures) s[m].push_back(as_double(row[t.column(m)]));
+    s["step"].push_back(as_double(row[step]));
+    for (std::size_t m = 0; m < measures.size(); ++m) {
+      s[measures[m]].push_back(as_double(row[columns[m]]));
+    }
     s["points"] = s["points"].get<int>() + 1;
   }
   return {{"kind", "norm_study"}, {"series", series}};
