@@ -13,6 +13,7 @@ packages=(
   googletest libgtest-dev
   python3-sklearn                          # ships the digits data set used by the tests
   python3-matplotlib                       # commsgd-report plot
+  python3-torch                            # tools/export_torchscript.py (--model torchscript)
   slurm-wlm munge iproute2 jq              # the cluster in a box and its tests (jobs/local)
 )
 

@@ -1,5 +1,5 @@
 // commsgd-train: parse options, start MPI, train, and turn every way of failing into an exit code
-// a job script can act on: 0 done, 2 bad input (nothing trained), 1 failed during training.
+// a job script can act on (exit_codes.hpp).
 #include "trainer/commsgd_train.hpp"
 
 #include <fmt/core.h>
@@ -9,15 +9,13 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/throttled_communicator.hpp"
+#include "trainer/exit_codes.hpp"
 #include "trainer/options.hpp"
 #include "trainer/setup_check.hpp"
 #include "trainer/termination.hpp"
 #include "trainer/trainer.hpp"
 
 namespace {
-
-constexpr int kExitBadInput = 2;
-constexpr int kExitFailed = 1;
 
 void print_error(const std::string& message) {
   fmt::print(stderr, "commsgd-train: error: {}\n", message);
@@ -37,7 +35,7 @@ int commsgd_train_main(int argc, char** argv) {
   std::optional<std::string> parse_error;
   try {
     if (parse_options(argc, argv, options, rank0) == ParseOutcome::exit_ok) {
-      return 0;
+      return kExitCompleted;
     }
   } catch (const UsageError& e) {
     parse_error = e.what();
@@ -56,7 +54,7 @@ int commsgd_train_main(int argc, char** argv) {
             stderr, "commsgd-train: stopped by SIG{} after {} iterations, checkpoint in {}\n",
             sigabbrev_np(result.stopped_by_signal), result.iterations, options.checkpoint_dir);
       }
-      return 128 + result.stopped_by_signal;
+      return kExitSignalBase + result.stopped_by_signal;
     }
     if (rank0 && !options.quiet) {
       fmt::print(
@@ -65,7 +63,7 @@ int commsgd_train_main(int argc, char** argv) {
           result.run_id, result.iterations, 100 * result.val_top1, result.val_loss,
           result.database.string());
     }
-    return 0;
+    return kExitCompleted;
   } catch (const SetupFailed& e) {
     if (e.reporter()) print_error(e.what());
     return kExitBadInput;

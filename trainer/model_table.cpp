@@ -18,6 +18,10 @@ std::span<const ModelRow> model_table() {
       // The smallest side its three max-pools leave at least 1×1.
       {"alexnet", "torchvision's AlexNet (ImageNet), 61.1M parameters", ModelInput::images, 63},
       {"lstm", "word-level LSTM language model (--lstm-*), for --dataset ptb", ModelInput::tokens},
+      {"torchscript",
+       "your own network: a module saved with torch.jit.save (--model-file; "
+       "tools/export_torchscript.py)",
+       ModelInput::images, 1, false, true},
   };
   return table;
 }

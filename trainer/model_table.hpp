@@ -11,15 +11,17 @@ namespace commsgd::trainer {
 enum class ModelInput { features, images, tokens };
 
 // One row per --model value: its name, one line for --help, what it reads (a language model
-// tokens), the smallest image side it takes, and whether it is a ResNet (--zero-init-residual,
-// --fc-init-std). The option parser and the checks read this table; trainer/models.cpp builds a
-// row's network (a test builds every row). No LibTorch here.
+// tokens), the smallest image side it takes, whether it is a ResNet (--zero-init-residual,
+// --fc-init-std), and whether it is loaded from --model-file. The option parser and the checks read
+// this table; trainer/models.cpp builds a row's network (a test builds every row). No LibTorch
+// here.
 struct ModelRow {
   std::string_view name;
   std::string_view summary;
   ModelInput input = ModelInput::images;
   int min_side = 1;
   bool residual = false;
+  bool from_file = false;
 };
 
 std::span<const ModelRow> model_table();

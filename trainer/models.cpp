@@ -5,10 +5,12 @@
 #include <torch/nn/modules.h>
 
 #include <map>
+#include <sstream>
 #include <string_view>
 
 #include "trainer/model_table.hpp"
 #include "trainer/options.hpp"
+#include "trainer/torchscript_model.hpp"
 
 namespace commsgd::trainer {
 namespace {
@@ -392,6 +394,17 @@ void require_size(const ModelSpec& spec, int min_side) {
 
 }  // namespace
 
+std::string Model::structure() const {
+  std::ostringstream text;
+  for (const auto& p : named_parameters()) {
+    text << "parameter " << p.key() << ' ' << p.value().sizes() << ' ' << p.value().dtype() << '\n';
+  }
+  for (const auto& b : named_buffers()) {
+    text << "buffer " << b.key() << ' ' << b.value().sizes() << ' ' << b.value().dtype() << '\n';
+  }
+  return text.str();
+}
+
 std::shared_ptr<Model> make_model(const ModelSpec& spec) {
   using Factory = std::shared_ptr<Model> (*)(const ModelSpec&);
   // The networks of trainer/model_table.cpp's rows, by name.
@@ -424,6 +437,7 @@ std::shared_ptr<Model> make_model(const ModelSpec& spec) {
        [](const ModelSpec& s) -> std::shared_ptr<Model> {
          return std::make_shared<LstmLanguageModel>(s.classes, s.lstm);
        }},
+      {"torchscript", load_torchscript_model},
   };
   const ModelRow& row = find_model(spec.name);
   require_size(spec, row.min_side);

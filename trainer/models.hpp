@@ -22,6 +22,10 @@ class Model : public torch::nn::Module {
   virtual void reset_state() {}
   virtual std::vector<float> state() const { return {}; }
   virtual void set_state(std::span<const float> /*state*/) {}
+
+  // What ranks compare at start-up to know they built the same network: by default the names,
+  // shapes and types of the parameters and buffers; a loaded module adds its code.
+  virtual std::string structure() const;
 };
 
 struct LstmSpec {
@@ -46,6 +50,7 @@ struct ModelSpec {
   std::vector<int> mlp_hidden = {128};
   LstmSpec lstm;
   ResNetInit resnet_init;
+  std::string file;  // torchscript: the module to load (--model-file)
 };
 
 // Throws UsageError when the model cannot take the input shape (e.g. vgg16 on 8×8 images).

@@ -1,5 +1,7 @@
 #include "trainer/options.hpp"
 
+#include <fmt/core.h>
+
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include "algorithms/gossip/topology.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
+#include "trainer/exit_codes.hpp"
 #include "trainer/model_table.hpp"
 #include "trainer/setup_check.hpp"
 
@@ -58,6 +61,17 @@ const CLI::Validator kUnsigned(
                                                  : "must be >= 0 (got " + text + ")";
     },
     "UNSIGNED");
+
+const CLI::Validator kStallTimeout(
+    [](const std::string& text) {
+      try {
+        parse_stall_timeout(text);
+        return std::string();
+      } catch (const std::invalid_argument& e) {
+        return std::string(e.what());
+      }
+    },
+    "auto|off|SECONDS");
 
 // CLI11 validator for "epoch:value,..." flags: the empty string means valid.
 std::string epoch_schedule_check(const std::string& text) {
@@ -110,6 +124,20 @@ void add_options(CLI::App& app, Options& o) {
                  "modulo the GPUs it sees) or cuda:N. On a GPU the algorithms still exchange and "
                  "update host copies of the gradient and parameters, over MPI; needs a LibTorch "
                  "built with CUDA")
+      ->group(run);
+  app.add_option_function<std::string>(
+         "--stall-timeout",
+         [&o](const std::string& text) { o.stall_timeout = parse_stall_timeout(text); },
+         fmt::format(
+             "Seconds one wait on peers (a collective or a message) may last before the rank "
+             "records the run failed as stalled and ends the job with exit code {}: auto ({:.0f}x "
+             "the slowest step after {} warm-up steps, within {:.0f}..{:.0f} s; {:.0f} s before), "
+             "off, or SECONDS. Local work (data, compute, evaluation, writing) never counts; "
+             "while ranks write a checkpoint a wait may last {:.0f} s",
+             kExitStalled, kStepsOfSlack, kWarmupSteps, kFloorSeconds, kCeilingSeconds,
+             kCeilingSeconds, kCeilingSeconds))
+      ->check(kStallTimeout)
+      ->default_str("auto")
       ->group(run);
 
   using algorithms::algorithm_list, algorithms::Family;
@@ -197,6 +225,10 @@ void add_options(CLI::App& app, Options& o) {
   const std::string model = "Model";
   app.add_option("--model", o.model, listed("Network to train:", model_table()))
       ->check(CLI::IsMember(model_names()))
+      ->group(model);
+  app.add_option("--model-file", o.model_file,
+                 "torchscript: the TorchScript file (torch.jit.save) to train; it takes a batch "
+                 "[N, C, H, W] of the data set and returns logits [N, classes]")
       ->group(model);
   app.add_option("--mlp-hidden", o.mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
       ->delimiter(',')
@@ -430,7 +462,9 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["osgp_overlap"] = o.osgp_overlap;
   json["synch_freq"] = o.synch_freq;
   json["comm_timeout"] = o.comm_timeout;
+  json["stall_timeout"] = to_string(o.stall_timeout);
   json["model"] = o.model;
+  json["model_file"] = o.model_file;
   json["mlp_hidden"] = o.mlp_hidden;
   json["lstm_hidden"] = o.lstm_hidden;
   json["lstm_layers"] = o.lstm_layers;
@@ -567,6 +601,12 @@ void validate(const Options& o) {
   if (o.eval_model == "local" && language_model) {
     throw UsageError("--eval-model local applies to the classifiers, not --model " + o.model);
   }
+  if (model.from_file && o.model_file.empty()) {
+    throw UsageError("--model " + o.model + " needs --model-file PATH (a TorchScript file)");
+  }
+  if (!model.from_file && !o.model_file.empty()) {
+    throw UsageError("--model-file applies to --model torchscript, not --model " + o.model);
+  }
   if ((o.zero_init_residual || o.fc_init_std > 0) && !model.residual) {
     throw UsageError("--zero-init-residual and --fc-init-std apply to the ResNets, not --model " +
                      o.model);
@@ -599,7 +639,7 @@ std::uint64_t computation_hash(const Options& o) {
   nlohmann::json computed = o;
   for (const char* key : {"checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "resume",
                           "db", "db_dir", "network", "dump_params", "quiet", "threads",
-                          "loader_threads", "barrier_before_communicate"}) {
+                          "loader_threads", "barrier_before_communicate", "stall_timeout"}) {
     computed.erase(key);
   }
   return stable_hash(computed.dump());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "trainer/stall_timeout.hpp"
 
 namespace CLI {
 class App;
@@ -47,8 +48,10 @@ struct Options {
   std::string osgp_overlap = "bounded-staleness";  // or "one-in-flight"
   int synch_freq = 0;
   double comm_timeout = 300;
+  StallTimeout stall_timeout;  // --stall-timeout
   // Model
   std::string model = "mlp";
+  std::string model_file;  // --model torchscript
   std::vector<int> mlp_hidden = {128};
   int lstm_hidden = 1500;
   int lstm_layers = 2;

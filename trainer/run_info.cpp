@@ -1,9 +1,14 @@
 #include "trainer/run_info.hpp"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string_view>
+
+#include "trainer/setup_check.hpp"
 
 extern char** environ;
 
@@ -41,6 +46,13 @@ nlohmann::json network_environment() {
   return variables;
 }
 
+// The FNV-1a hash of a file's bytes, in hex: which model file a run trained, in its record.
+std::string file_hash(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), {});
+  return fmt::format("{:016x}", stable_hash(bytes));
+}
+
 }  // namespace
 
 record::RunInfo make_run_info(const Options& o, const std::string& device, int workers, int nodes,
@@ -67,6 +79,7 @@ record::RunInfo make_run_info(const Options& o, const std::string& device, int w
   nlohmann::json config = o;
   config["network_environment"] = network_environment();
   config["parameters"] = parameters;
+  if (!o.model_file.empty()) config["model_file_fnv1a64"] = file_hash(o.model_file);
   info.config_json = config.dump();
   info.git_revision = COMMSGD_GIT_REVISION;
   info.host = host_name();

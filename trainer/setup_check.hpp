@@ -25,10 +25,11 @@ class SetupFailed : public std::runtime_error {
 // together instead of some entering training and waiting forever on the others.
 void agree_on_setup(comm::Communicator& comm, const std::optional<std::string>& local_error);
 
-// Collective. Fails setup (as above) unless every rank has the same configuration hash and the
-// same parameter count as rank 0 — mixed binaries or configs would otherwise hang or diverge.
+// Collective. Fails setup (as above) unless every rank has the same configuration hash, the same
+// parameter count and the same model structure hash as rank 0 — mixed binaries, configs or model
+// files would otherwise hang or diverge.
 void check_ranks_agree(comm::Communicator& comm, std::uint64_t config_hash,
-                       std::uint64_t parameter_count);
+                       std::uint64_t parameter_count, std::uint64_t structure_hash);
 
 // FNV-1a: stable across processes and builds, unlike std::hash.
 std::uint64_t stable_hash(std::string_view text);

@@ -12,7 +12,9 @@
 #include <optional>
 #include <thread>
 
+#include "algorithms/comm/pending_waits.hpp"
 #include "analysis/record/run_database.hpp"
+#include "trainer/exit_codes.hpp"
 
 namespace commsgd::trainer::termination {
 namespace {
@@ -47,10 +49,18 @@ void watch() {
   const bool time_limit = signal == SIGUSR1;
   const record::RunStatus status =
       time_limit ? record::RunStatus::preempted : record::RunStatus::failed;
-  const std::string reason =
+  std::string reason =
       time_limit ? "stopped by SIGUSR1 (the Slurm job reached its time limit or was preempted)"
-                 : fmt::format("terminated by SIG{} (the job was cancelled, or a peer rank failed)",
-                               sigabbrev_np(signal));
+                 : fmt::format(
+                       "terminated by SIG{} (the job was cancelled, or a peer rank or host "
+                       "failed)",
+                       sigabbrev_np(signal));
+  // A launcher that lost a host ends the job before the stall watchdog may fire: say what this
+  // rank was waiting for, and since when.
+  if (const auto wait = comm::longest_wait(); wait && wait->seconds >= 1) {
+    reason += fmt::format(" while it waited {:.0f} s in {} for {}", wait->seconds, wait->operation,
+                          wait->peers);
+  }
   {
     const std::lock_guard lock(mutex);
     if (run_database) {
@@ -68,7 +78,7 @@ void watch() {
     const auto grace = std::chrono::duration<double>(kStopGraceSeconds);
     if (loop_stopped_changed.wait_for(lock, grace, [] { return loop_stopped; })) return;
   }
-  _exit(128 + signal);
+  _exit(kExitSignalBase + signal);
 }
 
 }  // namespace
@@ -99,6 +109,18 @@ void stopped() {
     loop_stopped = true;
   }
   loop_stopped_changed.notify_all();
+}
+
+void record_failure(const std::string& reason) {
+  const std::lock_guard lock(mutex);
+  if (!run_database) return;
+  try {
+    run_database->finish_run(run_id, record::RunStatus::failed, reason);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
+               e.what());
+  }
+  run_database.reset();
 }
 
 int forget_run() {

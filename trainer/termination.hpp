@@ -18,6 +18,9 @@ namespace termination {
 void install();
 // From here on, a signal marks this run failed (or preempted) in `database` (rank 0 only).
 void record_run(const std::filesystem::path& database, const std::string& run_id);
+// Marks the run failed with `reason` now, from any thread, on the connection opened ahead of time
+// (the stall watchdog: the main thread is blocked); a later signal leaves the row as it is.
+void record_failure(const std::string& reason);
 // The run ended on its own (completed or failed): a late signal must not rewrite the row.
 // Returns the signal taken before, if any (0 if none), whose mark on the row the caller replaces.
 int forget_run();

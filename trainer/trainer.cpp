@@ -26,6 +26,7 @@
 #include "trainer/progress.hpp"
 #include "trainer/run_info.hpp"
 #include "trainer/setup_check.hpp"
+#include "trainer/stall_watchdog.hpp"
 #include "trainer/step_metrics.hpp"
 #include "trainer/termination.hpp"
 #include "trainer/weight_decay.hpp"
@@ -307,7 +308,8 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
                  s.dataset.num_classes,
                  o.mlp_hidden,
                  {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings},
-                 {o.zero_init_residual, o.fc_init_std}};
+                 {o.zero_init_residual, o.fc_init_std},
+                 o.model_file};
   s.model = make_model(spec);
   s.model->to(s.device);
   s.flat = std::make_unique<FlatParameters>(*s.model);
@@ -396,10 +398,12 @@ void set_up_together(comm::Communicator& comm, Step&& step) {
 class TrainingLoop {
  public:
   // `resumed`: the checkpoint this run continues from, or null for a run from the start.
-  TrainingLoop(const Options& o, comm::Communicator& comm, Setup& s, const RankCheckpoint* resumed)
+  TrainingLoop(const Options& o, comm::Communicator& comm, Setup& s, const RankCheckpoint* resumed,
+               StallWatchdog& watchdog)
       : o_(o),
         comm_(comm),
         s_(s),
+        watchdog_(watchdog),
         rank0_(comm.rank() == 0),
         skip_nonfinite_(o.on_nonfinite == "skip-step"),
         total_iterations_(o.max_steps > 0
@@ -463,7 +467,9 @@ class TrainingLoop {
            ++i, ++iteration) {
         result.iteration_starts.push_back(clock_.seconds());
         // A rank that runs more than its share (adpsgd) goes round its shard again.
-        metrics_.add(step(epoch, iteration, i % s_.iterations_per_epoch));
+        const IterationSample sample = step(epoch, iteration, i % s_.iterations_per_epoch);
+        watchdog_.step_done(sample.total_s);
+        metrics_.add(sample);
         if ((iteration + 1) % o_.log_every == 0 || (lockstep && i + 1 == iterations)) {
           metrics_.close_window(iteration);
           if (lockstep) {
@@ -566,8 +572,11 @@ class TrainingLoop {
     s_.algorithm->save_state(state);
     c.algorithm_state = state.bytes();
     const std::filesystem::path dir = checkpoint_path(o_.checkpoint_dir, next.step);
-    write_rank_checkpoint(dir, c);
-    comm_.barrier();  // every rank's file is complete before an older checkpoint goes
+    {
+      const StallWatchdog::PeersWriting writing(watchdog_);
+      write_rank_checkpoint(dir, c);
+      comm_.barrier();  // every rank's file is complete before an older checkpoint goes
+    }
     if (rank0_) prune_checkpoints(o_.checkpoint_dir, 2);
     last_checkpoint_step_ = next.step;
     return dir;
@@ -742,6 +751,7 @@ class TrainingLoop {
   const Options& o_;
   comm::Communicator& comm_;
   Setup& s_;
+  StallWatchdog& watchdog_;
   const bool rank0_;
   const bool skip_nonfinite_;
   const long total_iterations_;
@@ -859,7 +869,12 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   set_up_together(comm, [&] { setup.emplace(set_up(o, comm, where)); });
   Setup& s = *setup;
   // The options only: ranks on different nodes may differ in environment (interface names).
-  check_ranks_agree(comm, stable_hash(nlohmann::json(o).dump()), s.flat->params().size());
+  // The model file's path may differ between nodes (a node-local copy): what it holds is compared
+  // as the model's structure.
+  nlohmann::json compared = o;
+  compared.erase("model_file");
+  check_ranks_agree(comm, stable_hash(compared.dump()), s.flat->params().size(),
+                    stable_hash(s.model->structure()));
   const bool rank0 = comm.rank() == 0;
   std::optional<RankCheckpoint> resumed;
   if (!o.resume.empty()) {
@@ -887,9 +902,17 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   }
   if (rank0) termination::record_run(database_path(o, s.run.id), s.run.id);
   if (!o.checkpoint_dir.empty()) termination::enable_stop_requests();
+  // From here on, a wait on peers that does not end fails the run instead of hanging it.
+  StallWatchdog watchdog(o.stall_timeout, comm, [&](const std::string& reason) {
+    if (rank0) {
+      termination::record_failure(fmt::format("rank 0: {}", reason));
+    } else {
+      record_peer_failure(o, s.run.id, comm.rank(), reason);
+    }
+  });
   try {
     s.algorithm->begin_training(s.flat->params());
-    TrainingResult result = TrainingLoop(o, comm, s, resumed ? &*resumed : nullptr).run();
+    TrainingResult result = TrainingLoop(o, comm, s, resumed ? &*resumed : nullptr, watchdog).run();
     s.algorithm->end_training();
     result.run_id = s.run.id;
     if (rank0) result.database = database_path(o, s.run.id);

@@ -1,5 +1,7 @@
 #include "algorithms/comm/communicator.hpp"
 
+#include "algorithms/comm/pending_waits.hpp"
+
 namespace commsgd::comm {
 
 std::size_t size_of(DataType type) {
@@ -25,6 +27,7 @@ void Communicator::broadcast(std::string& text, int root) {
 }
 
 void Communicator::allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
+  const PendingWait wait("allreduce", size());
   const std::uint64_t p = static_cast<std::uint64_t>(size());
   const std::uint64_t wire = 2 * (p - 1) * count * size_of(type) / p;
   do_allreduce(buffer, count, type, op);
@@ -34,6 +37,7 @@ void Communicator::allreduce(void* buffer, std::size_t count, DataType type, Red
 }
 
 void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
+  const PendingWait wait("allgather", size());
   const std::uint64_t wire = static_cast<std::uint64_t>(size() - 1) * bytes_per_rank;
   do_allgather(send, recv, bytes_per_rank);
   ++counters_.calls;
@@ -43,6 +47,7 @@ void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per
 
 void Communicator::allgatherv(const void* send, void* recv,
                               std::span<const std::size_t> bytes_per_rank) {
+  const PendingWait wait("allgatherv", size());
   const std::uint64_t mine = bytes_per_rank[static_cast<std::size_t>(rank())];
   std::uint64_t all = 0;
   for (const std::size_t b : bytes_per_rank) all += b;
@@ -53,23 +58,27 @@ void Communicator::allgatherv(const void* send, void* recv,
 }
 
 void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
+  const PendingWait wait("broadcast", size());
   do_broadcast(buffer, bytes, root);
   ++counters_.calls;
   if (size() > 1) (rank() == root ? counters_.bytes_sent : counters_.bytes_received) += bytes;
 }
 
 void Communicator::barrier() {
+  const PendingWait wait("barrier", size());
   do_barrier();
   ++counters_.calls;
 }
 
 void Communicator::send(const void* data, std::size_t bytes, int peer) {
+  const PendingWait wait("send", size(), peer);
   do_send(data, bytes, peer);
   ++counters_.messages_sent;
   counters_.bytes_sent += bytes;
 }
 
 void Communicator::receive(std::vector<std::byte>& recv, int peer) {
+  const PendingWait wait("receive", size(), peer);
   do_receive(recv, peer);
   ++counters_.messages_received;
   counters_.bytes_received += recv.size();
@@ -77,6 +86,7 @@ void Communicator::receive(std::vector<std::byte>& recv, int peer) {
 
 void Communicator::exchange(const void* send, std::size_t bytes, int peer,
                             std::vector<std::byte>& recv) {
+  const PendingWait wait("exchange", size(), peer);
   do_exchange(send, bytes, peer, recv);
   ++counters_.messages_sent;
   ++counters_.messages_received;
@@ -86,6 +96,7 @@ void Communicator::exchange(const void* send, std::size_t bytes, int peer,
 
 void Communicator::send_receive(std::span<const Outgoing> sends,
                                 std::span<const Incoming> receives) {
+  const PendingWait wait("send_receive", size(), sends, receives);
   do_send_receive(sends, receives);
   counters_.messages_sent += sends.size();
   counters_.messages_received += receives.size();

@@ -76,8 +76,9 @@ class SharedCounter {
 };
 
 // One small interface over MPI (host buffers) and, later, NCCL (device buffers), in the spirit of
-// c10d's ProcessGroup. The public calls count traffic and forward to the backend's do_* hooks, so
-// every backend is counted the same way.
+// c10d's ProcessGroup. The public calls count traffic, register their wait on peers
+// (pending_waits.hpp) and forward to the backend's do_* hooks, so every backend is counted and
+// watched the same way.
 class Communicator {
  public:
   virtual ~Communicator() = default;

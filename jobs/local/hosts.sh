@@ -4,6 +4,8 @@
 #
 #   dir=$(jobs/local/hosts.sh up N RATE)   # RATE as tc writes it: 100mbit, 1gbit, 10gbit
 #   cat "$dir/hosts"                         # one line per host: ADDRESS NAMESPACE
+#   jobs/local/hosts.sh link "$dir" I down   # host I's link fails (a dead NIC, cable or port)
+#   jobs/local/hosts.sh link "$dir" I up     # and comes back
 #   jobs/local/hosts.sh down "$dir"          # removes the namespaces, links and the dir
 #
 # Open MPI reaches the hosts through jobs/local/netns-rsh.sh (see launch.sh). Needs root and
@@ -19,8 +21,13 @@ die() {
 down() {
   local dir=$1
   [ -f "$dir/commsgd-local-hosts" ] || die "$dir is not a set of hosts made by this script"
-  local ns
+  local ns pids
   while read -r _ ns; do
+    # What still runs on a host when its job has ended is killed, as Slurm kills a job's
+    # processes on every node at its end: e.g. the daemon of a host whose link failed, which
+    # waits for a launcher that has already gone.
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
     ip netns delete "$ns" 2>/dev/null || true  # takes the namespace's veth end, and so the pair
   done <"$dir/hosts"
   [ -s "$dir/bridge" ] && ip link delete "$(<"$dir/bridge")" 2>/dev/null || true
@@ -94,8 +101,20 @@ up() {
   echo "$dir"
 }
 
+# Host I's end of its link, inside its namespace, set up or down.
+link() {
+  local dir=$1 i=$2 state=$3
+  [ -f "$dir/commsgd-local-hosts" ] || die "$dir is not a set of hosts made by this script"
+  [[ $state == up || $state == down ]] || die "link state '$state': expected up or down"
+  local ns
+  ns=$(awk -v i="$i" 'NR == i { print $2 }' "$dir/hosts")
+  [ -n "$ns" ] || die "no host $i in $dir/hosts"
+  ip -n "$ns" link set "cs${dir##*.}n$i" "$state"
+}
+
 case ${1:-} in
   up) [ $# -eq 3 ] || die "usage: $0 up N RATE"; up "$2" "$3" ;;
+  link) [ $# -eq 4 ] || die "usage: $0 link DIR I up|down"; link "$2" "$3" "$4" ;;
   down) [ $# -eq 2 ] || die "usage: $0 down DIR"; down "$2" ;;
-  *) die "usage: $0 up N RATE | down DIR" ;;
+  *) die "usage: $0 up N RATE | link DIR I up|down | down DIR" ;;
 esac

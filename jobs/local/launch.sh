@@ -10,6 +10,13 @@
 # --network local          plain mpirun on this machine (shared memory between the ranks).
 # The hosts are torn down when the program ends, fails or is interrupted. COMMSGD_NETWORK is set
 # to the --network value, so commsgd-train records it as the run's network.
+#
+# A host whose link fails: mpirun only ends the job once it declares that host's daemon lost,
+# which Open MPI does by TCP keepalive on its control connections, by default after 5 to 8
+# minutes. Here a host is declared lost after 20 to 25 s without an answer (keepalive after 5 s
+# idle, then 4 probes 5 s apart; OMPI_MCA_oob_tcp_keepalive_* in the environment override it):
+# sooner than the trainer's stall watchdog gives the launcher (commsgd-train --help,
+# --stall-timeout), and long enough that a link that drops for a few seconds comes back first.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -41,6 +48,9 @@ case $network in
     exec "${mpirun[@]}" "$@"
     ;;
   emulated:*)
+    export OMPI_MCA_oob_tcp_keepalive_time=${OMPI_MCA_oob_tcp_keepalive_time:-5} \
+      OMPI_MCA_oob_tcp_keepalive_intvl=${OMPI_MCA_oob_tcp_keepalive_intvl:-5} \
+      OMPI_MCA_oob_tcp_keepalive_probes=${OMPI_MCA_oob_tcp_keepalive_probes:-4}
     hosts_dir=$("$here/hosts.sh" up "$ranks" "${network#emulated:}")
     trap '"$here/hosts.sh" down "$hosts_dir"' EXIT
     trap 'exit 130' INT TERM

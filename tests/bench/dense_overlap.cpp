@@ -64,11 +64,6 @@ double seconds_per_iteration(const Settings& s, trainer::Options o, double bucke
   return seconds;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 void run(const Settings& s) {
   comm::MpiCommunicator world;
   std::optional<comm::ThrottledCommunicator> throttled;

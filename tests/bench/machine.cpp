@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 namespace commsgd::bench {
@@ -18,6 +19,11 @@ record::BenchRow bench_row(const std::string& suite, const std::string& name,
 void record_bench(const std::string& db, const std::vector<record::BenchRow>& rows) {
   record::RunDatabase(db).add_bench(rows);
   fmt::print("recorded in {} (bench table)\n", db);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace commsgd::bench

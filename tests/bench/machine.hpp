@@ -15,4 +15,7 @@ record::BenchRow bench_row(const std::string& suite, const std::string& name,
 // Adds the rows to db's bench table and says where they went.
 void record_bench(const std::string& db, const std::vector<record::BenchRow>& rows);
 
+// The median of repeated measurements (the upper one of an even count).
+double median(std::vector<double> v);
+
 }  // namespace commsgd::bench

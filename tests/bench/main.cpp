@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app("commsgd-bench: microbenchmarks of commsgd, recorded in the bench table");
   app.require_subcommand(1);
   commsgd::bench::add_trainer_overhead(app);
+  commsgd::bench::add_torchscript_model(app);
   commsgd::bench::add_kernels(app);
   commsgd::bench::add_collectives(app);
   commsgd::bench::add_pingpong(app);

@@ -29,9 +29,4 @@ std::vector<float> normal_data(std::size_t d) {
   return x;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace commsgd::bench

@@ -31,6 +31,4 @@ void add_selection_options(CLI::App& cmd, SelectionSettings& settings);
 // d draws of N(0, 1), the same for every benchmark and run.
 std::vector<float> normal_data(std::size_t d);
 
-double median(std::vector<double> v);
-
 }  // namespace commsgd::bench

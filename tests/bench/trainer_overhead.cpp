@@ -16,6 +16,7 @@
 #include "algorithms/stopwatch.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
+#include "tests/bench/trainer_timing.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/models.hpp"
 #include "trainer/trainer.hpp"
@@ -35,19 +36,8 @@ struct Settings {
 };
 
 trainer::Options trainer_options(const Settings& s, const std::filesystem::path& scratch) {
-  trainer::Options o;
-  o.model = s.model;
-  o.dataset = "synthetic";
-  o.synthetic_shape = s.shape;
-  o.synthetic_train = static_cast<long>(s.batch_size) * (s.warmup + s.iterations);
-  o.synthetic_val = s.batch_size;
-  o.batch_size = s.batch_size;
-  o.epochs = 1;
-  o.max_steps = s.warmup + s.iterations;
-  o.threads = s.threads;
-  o.db_dir = scratch.string();
-  o.quiet = true;
-  return o;
+  return synthetic_training(s.model, s.shape, s.batch_size, s.warmup + s.iterations, s.threads,
+                            scratch);
 }
 
 // The loop a LibTorch user would write: tensors in memory, index_select a batch, torch's SGD.
@@ -67,7 +57,7 @@ double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Opt
 
   torch::manual_seed(o.seed);
   auto model = trainer::make_model(
-      {s.model, s.shape[0], s.shape[1], s.shape[2], ds.num_classes, o.mlp_hidden, {}, {}});
+      {s.model, s.shape[0], s.shape[1], s.shape[2], ds.num_classes, o.mlp_hidden, {}, {}, {}});
   torch::optim::SGD optimizer(
       model->parameters(),
       torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
@@ -85,18 +75,6 @@ double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Opt
   return clock.seconds() / s.iterations;
 }
 
-double commsgd_seconds_per_iteration(const Settings& s, const trainer::Options& o) {
-  comm::MpiCommunicator self(MPI_COMM_SELF);
-  const trainer::TrainingResult r = trainer::train(o, self, self.placement());
-  return (r.training_end - r.iteration_starts.at(static_cast<std::size_t>(s.warmup))) /
-         s.iterations;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 void run(const Settings& s) {
   const std::filesystem::path scratch =
       std::filesystem::temp_directory_path() / fmt::format("commsgd_bench_{}", getpid());
@@ -105,7 +83,7 @@ void run(const Settings& s) {
   std::vector<double> bare, ours;
   for (int r = 0; r < s.repeats; ++r) {
     bare.push_back(bare_libtorch_seconds_per_iteration(s, o));
-    ours.push_back(commsgd_seconds_per_iteration(s, o));
+    ours.push_back(seconds_per_iteration(o, s.warmup));
     fmt::print("repeat {}: bare LibTorch {:.2f} ms/iter, commsgd-train dense {:.2f} ms/iter\n",
                r + 1, 1e3 * bare.back(), 1e3 * ours.back());
   }

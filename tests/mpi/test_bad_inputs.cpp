@@ -1,5 +1,6 @@
 // The table-driven bad-input test: every row of tests/bad_inputs.tsv through the real
-// commsgd-train, started directly (an MPI singleton: one rank, no mpirun), a few at a time.
+// commsgd-train, started directly (an MPI singleton: one rank, no mpirun), a few at a time; a row
+// with {rank} in it runs as two ranks under mpirun, each with its own number there.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/torchscript_files.hpp"
 #include "tests/support/trainer_runs.hpp"
 
 namespace commsgd::testing {
@@ -69,6 +71,33 @@ void write_fixtures(const fs::path& dir) {
   write(dir / "bad_value.toml", "lr = \"fast\"\n");
   write(dir / "plain_file", "not a directory");
   write(dir / "garbage.sqlite", std::string(4096, 'g'));
+  write_torchscript_fixtures(dir / "ts");
+}
+
+// The command line of a row: commsgd-train alone, or, for a row that names {rank}, two ranks
+// under mpirun, each with its own arguments.
+std::vector<std::string> command(const BadInput& row, const fs::path& runs) {
+  const auto one_rank = [&](const std::string& rank) {
+    std::vector<std::string> argv = {COMMSGD_TRAIN};
+    for (std::string arg : row.args) {
+      for (std::size_t at; (at = arg.find("{rank}")) != std::string::npos;) {
+        arg.replace(at, 6, rank);
+      }
+      argv.push_back(arg);
+    }
+    argv.insert(argv.end(), {"--quiet", "--db-dir", runs.string()});
+    return argv;
+  };
+  const bool per_rank = std::ranges::any_of(
+      row.args, [](const std::string& arg) { return arg.find("{rank}") != std::string::npos; });
+  if (!per_rank) return one_rank("");
+  std::vector<std::string> argv = mpirun_base();
+  const std::vector<std::string> rank0 = one_rank("0"), rank1 = one_rank("1");
+  argv.insert(argv.end(), {"-np", "1"});
+  argv.insert(argv.end(), rank0.begin(), rank0.end());
+  argv.insert(argv.end(), {":", "-np", "1"});
+  argv.insert(argv.end(), rank1.begin(), rank1.end());
+  return argv;
 }
 
 using BadInputs = TrainerRuns;
@@ -84,10 +113,7 @@ TEST_F(BadInputs, EveryRowExitsTwoWithOneLineNamingTheProblem) {
   for (std::size_t first = 0; first < table.size(); first += kAtOnce) {
     std::vector<std::unique_ptr<Process>> batch;
     for (std::size_t i = first; i < std::min(table.size(), first + kAtOnce); ++i) {
-      std::vector<std::string> argv = {COMMSGD_TRAIN};
-      argv.insert(argv.end(), table[i].args.begin(), table[i].args.end());
-      argv.insert(argv.end(), {"--quiet", "--db-dir", runs.string()});
-      batch.push_back(std::make_unique<Process>(argv));
+      batch.push_back(std::make_unique<Process>(command(table[i], runs)));
     }
     for (std::size_t j = 0; j < batch.size(); ++j) {
       const BadInput& row = table[first + j];

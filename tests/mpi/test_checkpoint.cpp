@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tests/support/ptb_files.hpp"
+#include "tests/support/torchscript_files.hpp"
 #include "tests/support/trainer_runs.hpp"
 
 namespace commsgd::testing {
@@ -51,6 +52,15 @@ std::vector<std::string> run_args(const std::string& algo, const fs::path& db,
                  "--model", "lstm",  "--lstm-hidden",    "16",  "--lstm-dropout",    "0.2",
                  "--bptt",  "5",     "--batch-size",     "4",   "--eval-batch-size", "4",
                  "--lr",    "0.5",   "--clip-grad-norm", "0.25"});
+  } else if (algo == "torchscript") {
+    const fs::path cnn = db.parent_path() / "cnn.pt";
+    if (!fs::exists(cnn)) {
+      export_torchscript("small-cnn", cnn,
+                         {"--channels", "1", "--height", "8", "--width", "8", "--classes", "10"});
+    }
+    args.insert(args.end(), {"--algo", "dense", "--dataset", "csv", "--data-path",
+                             COMMSGD_DIGITS_CSV, "--csv-shape", "1,8,8", "--model", "torchscript",
+                             "--model-file", cnn.string(), "--batch-size", "8"});
   } else {
     args.insert(args.end(), {"--algo", algo, "--density", "0.05", "--dataset", "synthetic",
                              "--synthetic-train", "2048", "--batch-size", "8"});
@@ -167,7 +177,7 @@ TEST_P(ExactResume, StoppedBySigtermAndResumedMatchesAnUninterruptedRunBitForBit
 
 INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "sgp", "dpsgd",
-                                           "lstm"));
+                                           "lstm", "torchscript"));
 
 // osgp and adpsgd cannot match bit for bit: their comm threads run on their own clocks (osgp's
 // exchanges land when they land; adpsgd's ranks run different numbers of iterations). Resuming

@@ -1,7 +1,8 @@
 // kill -9 of one rank in the middle of a run, for every algorithm: the whole job must end,
 // non-zero, within a minute (comm threads and gossip servers included), and the run row must
 // say `failed` — rank 0 records it when mpirun terminates the survivors. And the signal Slurm
-// sends before a job's time limit (sbatch --signal=USR1@T) records the run as `preempted`.
+// sends before a job's time limit (sbatch --signal=USR1@T) records the run as `preempted`; a rank
+// that stops answering is a stall (trainer/stall_watchdog.hpp).
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -37,12 +38,13 @@ int mpi_rank_of(pid_t pid) {
 
 // A 4-rank run of `algo` that would go on for a long time, started; returns once it has
 // recorded steps (so it is inside the training loop).
-std::unique_ptr<Process> start_long_run(const std::string& algo, const std::string& db) {
-  const std::vector<std::string> args = {
-      COMMSGD_TRAIN, "--algo",    algo,        "--density",
-      "0.01",        "--dataset", "synthetic", "--synthetic-train",
-      "4096",        "--epochs",  "1000",      "--batch-size",
-      "8",           "--quiet",   "--db",      db};
+std::unique_ptr<Process> start_long_run(const std::string& algo, const std::string& db,
+                                        const std::vector<std::string>& more_options = {}) {
+  std::vector<std::string> args = {COMMSGD_TRAIN, "--algo",    algo,        "--density",
+                                   "0.01",        "--dataset", "synthetic", "--synthetic-train",
+                                   "4096",        "--epochs",  "1000",      "--batch-size",
+                                   "8",           "--quiet",   "--db",      db};
+  args.insert(args.end(), more_options.begin(), more_options.end());
   auto job = std::make_unique<Process>(mpirun(4, args));
   const auto started = std::chrono::steady_clock::now();
   while (!has_rows(db, "steps") &&
@@ -50,6 +52,13 @@ std::unique_ptr<Process> start_long_run(const std::string& algo, const std::stri
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return job;
+}
+
+// Which of `ranks` (processes) is MPI rank `rank`; 0 if none.
+pid_t rank_process(const std::vector<pid_t>& ranks, int rank) {
+  const auto found =
+      std::find_if(ranks.begin(), ranks.end(), [&](pid_t p) { return mpi_rank_of(p) == rank; });
+  return found == ranks.end() ? 0 : *found;
 }
 
 class KilledRank : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};
@@ -60,10 +69,9 @@ TEST_P(KilledRank, EveryRankExitsNonZeroWithinAMinuteAndTheRunIsFailed) {
   Process& job = *started_job;
   const std::vector<pid_t> ranks = job.children();
   ASSERT_EQ(ranks.size(), 4u);
-  const auto victim =
-      std::find_if(ranks.begin(), ranks.end(), [](pid_t p) { return mpi_rank_of(p) == 2; });
-  ASSERT_NE(victim, ranks.end());
-  ASSERT_EQ(kill(*victim, SIGKILL), 0);
+  const pid_t victim = rank_process(ranks, 2);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
   const auto killed = std::chrono::steady_clock::now();
 
   const ProcessResult result = job.wait(std::chrono::seconds(90));
@@ -96,6 +104,28 @@ TEST_F(TrainerRuns, TimeLimitSignalRecordsTheRunPreempted) {
   EXPECT_EQ(row[0][0], "preempted") << row[0][1];
   EXPECT_NE(row[0][1].find("SIGUSR1"), std::string::npos) << row[0][1];
   EXPECT_EQ(row[0][2], "1");
+}
+
+// A rank that stops answering but does not die (SIGSTOP: as a hung process or a host that
+// freezes would): its peers wait in their next collective until the stall watchdog ends the job
+// with its own exit code, after the grace it gives a launcher, and the row names the stall.
+TEST_F(TrainerRuns, AStoppedRankIsAStallThatEndsTheJobWithItsExitCode) {
+  const std::string db = (dir_ / "stalled.sqlite").string();
+  const std::unique_ptr<Process> job = start_long_run("dense", db, {"--stall-timeout", "3"});
+  ASSERT_TRUE(has_rows(db, "steps"));
+  const pid_t victim = rank_process(job->children(), 2);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  const ProcessResult result = job->wait(std::chrono::seconds(120));
+  kill(victim, SIGKILL);  // whatever happened, nothing stays behind stopped
+  EXPECT_FALSE(result.timed_out) << result.output;
+  EXPECT_EQ(result.exit_code, 3) << result.output;
+  EXPECT_NE(result.output.find("stalled: waited"), std::string::npos) << result.output;
+  const auto row = query(db, "select status, exit_reason from runs");
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0][0], "failed") << row[0][1];
+  EXPECT_NE(row[0][1].find("stalled: waited"), std::string::npos) << row[0][1];
+  EXPECT_NE(row[0][1].find("allreduce for all 4 ranks"), std::string::npos) << row[0][1];
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, KilledRank,

@@ -11,7 +11,7 @@ namespace {
 
 std::shared_ptr<Model> lenet(std::uint64_t seed) {
   torch::manual_seed(seed);
-  return make_model({"lenet", 1, 8, 8, 10, {}, {}, {}});
+  return make_model({"lenet", 1, 8, 8, 10, {}, {}, {}, {}});
 }
 
 torch::Tensor concat_grads(Model& m) {
@@ -66,7 +66,7 @@ TEST(FlatParameters, FlatTrainingMatchesTorchSgd) {
 
 TEST(FlatParameters, BatchNormStatisticsLiveInTheBufferSpan) {
   torch::manual_seed(1);
-  auto model = make_model({"resnet20", 3, 8, 8, 10, {}, {}, {}});
+  auto model = make_model({"resnet20", 3, 8, 8, 10, {}, {}, {}, {}});
   FlatParameters flat(*model);
   ASSERT_GT(flat.buffers().size(), 0u);
   const std::vector<float> before(flat.buffers().begin(), flat.buffers().end());
@@ -131,7 +131,7 @@ TEST(FlatParameters, StagedGradientHooksHandOutDownloadedGradients) {
 
 TEST(FlatParameters, StagedBuffersMoveOnlyWhenAsked) {
   torch::manual_seed(1);
-  auto model = make_model({"resnet20", 3, 8, 8, 10, {}, {}, {}});
+  auto model = make_model({"resnet20", 3, 8, 8, 10, {}, {}, {}, {}});
   FlatParameters flat(*model, FlatParameters::Staging::always);
   const std::vector<float> before(flat.buffers().begin(), flat.buffers().end());
   model->train();

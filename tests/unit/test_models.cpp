@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
+#include "tests/support/torchscript_files.hpp"
 #include "trainer/model_table.hpp"
 #include "trainer/models.hpp"
 #include "trainer/options.hpp"
@@ -25,7 +28,7 @@ class Models : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(Models, ShapeAndSize) {
   const ModelCase c = GetParam();
-  auto model = make_model({c.name, c.channels, c.side, c.side, 10, {128}, {}, {}});
+  auto model = make_model({c.name, c.channels, c.side, c.side, 10, {128}, {}, {}, {}});
   EXPECT_EQ(parameter_count(*model), c.parameters);
   const torch::Tensor logits = model->forward(torch::randn({2, c.channels, c.side, c.side}));
   EXPECT_EQ(logits.sizes(), (std::vector<std::int64_t>{2, 10}));
@@ -48,30 +51,39 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ModelsTest, EveryTableRowBuilds) {
   for (const ModelRow& row : model_table()) {
     const int side = std::max(row.min_side, 8);
-    ModelSpec spec{std::string(row.name), 3, side, side, 10, {16}, {}, {}};
+    ModelSpec spec{std::string(row.name), 3, side, side, 10, {16}, {}, {}, {}};
     spec.lstm = {.hidden = 8, .layers = 1, .dropout = 0, .tied = true};
+    if (row.from_file) {
+      spec.file = (std::filesystem::temp_directory_path() /
+                   ("commsgd_every_row_" + std::to_string(getpid()) + ".pt"))
+                      .string();
+      const std::string s = std::to_string(side);
+      testing::export_torchscript("small-cnn", spec.file,
+                                  {"--channels", "3", "--height", s, "--width", s});
+    }
     const auto model = make_model(spec);
+    if (row.from_file) std::filesystem::remove(spec.file);
     const torch::Tensor input = row.input == ModelInput::tokens
                                     ? torch::randint(0, 10, {4, 2}, torch::kInt64)
                                     : torch::randn({2, 3, side, side});
     const torch::Tensor logits = model->forward(input);
     EXPECT_EQ(logits.size(-1), 10) << row.name;
   }
-  EXPECT_THROW(make_model({"resnet18", 3, 32, 32, 10, {}, {}, {}}), UsageError);
+  EXPECT_THROW(make_model({"resnet18", 3, 32, 32, 10, {}, {}, {}, {}}), UsageError);
 }
 
 TEST(ModelsTest, TooSmallInputIsAUsageError) {
-  EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}, {}, {}}), UsageError);
-  EXPECT_THROW(make_model({"alexnet", 3, 32, 32, 10, {}, {}, {}}), UsageError);
-  EXPECT_NO_THROW(
-      make_model({"alexnet", 3, 63, 63, 10, {}, {}, {}})->forward(torch::randn({1, 3, 63, 63})));
+  EXPECT_THROW(make_model({"vgg16", 1, 8, 8, 10, {}, {}, {}, {}}), UsageError);
+  EXPECT_THROW(make_model({"alexnet", 3, 32, 32, 10, {}, {}, {}, {}}), UsageError);
+  EXPECT_NO_THROW(make_model({"alexnet", 3, 63, 63, 10, {}, {}, {}, {}})
+                      ->forward(torch::randn({1, 3, 63, 63})));
 }
 
 // --zero-init-residual --fc-init-std 0.01, the SGP code's ResNet-50 (gossip_sgd.py, init_model):
 // every bottleneck's bn3 scale starts at 0 (and only those: the stem's and the shortcuts' stay
 // at 1), the classifier's weights are N(0, 0.01²), and the convolutions are as without them.
 TEST(ModelsTest, SgpResNet50Initialisation) {
-  ModelSpec spec{"resnet50", 3, 32, 32, 1000, {}, {}, {}};
+  ModelSpec spec{"resnet50", 3, 32, 32, 1000, {}, {}, {}, {}};
   torch::manual_seed(5);
   const auto plain = make_model(spec);
   spec.resnet_init = {.zero_residual = true, .fc_std = 0.01};
@@ -100,7 +112,7 @@ TEST(ModelsTest, SgpResNet50Initialisation) {
 }
 
 ModelSpec lstm_spec(bool tied) {
-  ModelSpec spec{"lstm", 1, 1, 1, 50, {}, {}, {}};
+  ModelSpec spec{"lstm", 1, 1, 1, 50, {}, {}, {}, {}};
   spec.lstm = {.hidden = 16, .layers = 2, .dropout = 0.5, .tied = tied};
   return spec;
 }

@@ -121,7 +121,7 @@ TEST(PaperConfigs, LstmIsTheOriginalsModel) {
     EXPECT_EQ(o.bptt, 35) << config;
     EXPECT_DOUBLE_EQ(o.clip_grad_norm, 0.25) << config;
     EXPECT_DOUBLE_EQ(o.lstm_dropout, 0.65) << config;
-    ModelSpec spec{"lstm", 1, 1, 1, 10000, {}, {}, {}};
+    ModelSpec spec{"lstm", 1, 1, 1, 10000, {}, {}, {}, {}};
     spec.lstm = {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings};
     std::int64_t parameters = 0;
     for (const torch::Tensor& p : make_model(spec)->parameters()) parameters += p.numel();
@@ -180,7 +180,7 @@ TEST(PaperConfigs, SgpCodesDpsgdAndAdpsgdAreDirected) {
 // --no-decay-bn-bias: every one-dimensional parameter (batch-norm scale and shift, bias) is left
 // out of weight decay, the rest decays; without it, all of the buffer in one stretch.
 TEST(DecayStretches, NoDecayBnBiasSparesEveryOneDimensionalParameter) {
-  const auto model = make_model({"resnet20", 3, 32, 32, 10, {}, {}, {}});
+  const auto model = make_model({"resnet20", 3, 32, 32, 10, {}, {}, {}, {}});
   std::size_t total = 0, one_dimensional = 0;
   for (const torch::Tensor& p : model->parameters()) {
     total += static_cast<std::size_t>(p.numel());

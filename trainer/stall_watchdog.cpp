@@ -1,0 +1,91 @@
+#include "trainer/stall_watchdog.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "algorithms/comm/pending_waits.hpp"
+#include "trainer/exit_codes.hpp"
+
+namespace commsgd::trainer {
+namespace {
+
+constexpr std::chrono::seconds kLookEvery{1};
+
+std::chrono::duration<double> seconds(double s) {
+  return std::chrono::duration<double>(s);
+}
+
+}  // namespace
+
+StallWatchdog::StallWatchdog(StallTimeout timeout, comm::Communicator& comm,
+                             std::function<void(const std::string&)> record)
+    : timeout_(timeout), comm_(comm), record_(std::move(record)) {
+  if (timeout_.mode != StallTimeout::Mode::off) thread_ = std::thread([this] { watch(); });
+}
+
+StallWatchdog::~StallWatchdog() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stop_requested_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StallWatchdog::step_done(double seconds) {
+  const std::lock_guard lock(mutex_);
+  if (++steps_done_ > kWarmupSteps) slowest_step_ = std::max(slowest_step_, seconds);
+}
+
+StallWatchdog::PeersWriting::PeersWriting(StallWatchdog& watchdog) : watchdog_(watchdog) {
+  const std::lock_guard lock(watchdog_.mutex_);
+  ++watchdog_.peers_writing_;
+}
+
+StallWatchdog::PeersWriting::~PeersWriting() {
+  const std::lock_guard lock(watchdog_.mutex_);
+  --watchdog_.peers_writing_;
+}
+
+double StallWatchdog::limit_seconds() const {
+  const double limit = timeout_.mode == StallTimeout::Mode::fixed
+                           ? timeout_.seconds
+                           : automatic_stall_timeout(steps_done_, slowest_step_);
+  return peers_writing_ > 0 ? std::max(limit, kCeilingSeconds) : limit;
+}
+
+void StallWatchdog::watch() {
+  std::unique_lock lock(mutex_);
+  while (!stop_requested_.wait_for(lock, kLookEvery, [this] { return stopping_; })) {
+    const std::optional<comm::LongestWait> wait = comm::longest_wait();
+    const double limit = limit_seconds();
+    if (wait && wait->seconds >= limit) {
+      lock.unlock();
+      end_job(wait->operation, wait->peers, wait->seconds, limit);
+    }
+  }
+}
+
+void StallWatchdog::end_job(const std::string& operation, const std::string& peers, double waited,
+                            double limit) {
+  const std::string reason = fmt::format(
+      "stalled: waited {:.0f} s in {} for {} ({} stall timeout {:.0f} s); a host, link or peer "
+      "rank stopped answering, and the job is ended with exit code {}",
+      waited, operation, peers, timeout_.mode == StallTimeout::Mode::fixed ? "the" : "automatic",
+      limit, kExitStalled);
+  fmt::print(stderr, "commsgd-train: error: rank {}: {}\n", comm_.rank(), reason);
+  std::fflush(stderr);
+  record_(reason);
+  std::this_thread::sleep_for(seconds(kLauncherGraceSeconds));
+  std::thread([] {
+    std::this_thread::sleep_for(seconds(kAbortSeconds));
+    _exit(kExitStalled);
+  }).detach();
+  comm_.abort(kExitStalled);
+}
+
+}  // namespace commsgd::trainer

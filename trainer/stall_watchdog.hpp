@@ -1,0 +1,74 @@
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "algorithms/comm/communicator.hpp"
+#include "trainer/stall_timeout.hpp"
+
+namespace commsgd::trainer {
+
+// The stall watchdog of one rank: a thread that looks once a second at the longest wait on peers
+// under way in this process (comm/pending_waits.hpp, registered by every blocking communicator
+// call on any thread). Local work never counts, so loading data, a long forward pass, evaluating
+// or writing a checkpoint cannot look like a stall; a peer that is gone, unreachable or hung
+// leaves every rank that needs it in a wait that does not end. When one wait has lasted the
+// timeout, the watchdog, once:
+//  1. records the run `failed`, naming the operation and the peers (`record`), and prints it as
+//     one line;
+//  2. gives the launcher kLauncherGraceSeconds to end the job itself: when a host is unreachable,
+//     mpirun only exits once its keepalive declares that host's daemon lost (jobs/local/launch.sh
+//     sets it), and an abort sent to that daemon first would keep mpirun waiting for the TCP
+//     retransmission timeout (about 15 minutes);
+//  3. ends the job: MPI_Abort with kExitStalled, and _exit(kExitStalled) if that has not ended
+//     this process within kAbortSeconds (an abort may block on an unreachable peer too).
+class StallWatchdog {
+ public:
+  static constexpr double kLauncherGraceSeconds = 30;
+  static constexpr double kAbortSeconds = 10;
+
+  // `record(reason)` runs on the watchdog's thread; it must not throw.
+  StallWatchdog(StallTimeout timeout, comm::Communicator& comm,
+                std::function<void(const std::string&)> record);
+  ~StallWatchdog();
+  StallWatchdog(const StallWatchdog&) = delete;
+  StallWatchdog& operator=(const StallWatchdog&) = delete;
+
+  // One training step done, in `seconds`: the automatic timeout follows the step time.
+  void step_done(double seconds);
+
+  // While one lives, a wait may last the ceiling whatever the timeout: every rank writes its
+  // checkpoint file, and the fast ones wait in the barrier for the slowest, whose write is
+  // making progress the others cannot see.
+  class PeersWriting {
+   public:
+    explicit PeersWriting(StallWatchdog& watchdog);
+    ~PeersWriting();
+    PeersWriting(const PeersWriting&) = delete;
+    PeersWriting& operator=(const PeersWriting&) = delete;
+
+   private:
+    StallWatchdog& watchdog_;
+  };
+
+ private:
+  void watch();
+  double limit_seconds() const;  // guarded by mutex_
+  void end_job(const std::string& operation, const std::string& peers, double waited, double limit);
+
+  const StallTimeout timeout_;
+  comm::Communicator& comm_;
+  const std::function<void(const std::string&)> record_;
+  std::mutex mutex_;
+  std::condition_variable stop_requested_;
+  bool stopping_ = false;    // guarded by mutex_
+  long steps_done_ = 0;      // guarded by mutex_
+  double slowest_step_ = 0;  // guarded by mutex_; since the warm-up
+  int peers_writing_ = 0;    // guarded by mutex_
+  std::thread thread_;
+};
+
+}  // namespace commsgd::trainer
