@@ -13,6 +13,8 @@
 -- create each after the views it reads.
 
 DROP VIEW IF EXISTS run_summary;
+DROP VIEW IF EXISTS run_memory;
+DROP VIEW IF EXISTS run_overlaps;
 DROP VIEW IF EXISTS communication_volume;
 DROP VIEW IF EXISTS final_metrics;
 DROP VIEW IF EXISTS time_to_accuracy;
@@ -44,11 +46,30 @@ FROM runs r
 JOIN steady_steps s ON s.run_id = r.id
 GROUP BY r.id;
 
+-- Pairs of runs that ran on one host at the same time: a rank of each on the host, their spans
+-- (started_at to finished_at; a span that never finished lasts until its run's finished_at, or
+-- to now while the run is running) intersecting. Whatever either measured, the other's load was
+-- in it; the reports mark such runs and leave them out of comparisons unless asked.
+CREATE VIEW run_overlaps AS
+WITH spans AS (
+  SELECT k.run_id, k.host, k.started_at,
+         coalesce(k.finished_at, r.finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+           AS finished_at
+  FROM ranks k
+  JOIN runs r ON r.id = k.run_id
+)
+SELECT a.run_id, b.run_id AS other_run_id, a.host
+FROM spans a
+JOIN spans b ON b.host = a.host AND b.run_id <> a.run_id
+            AND a.started_at < b.finished_at AND b.started_at < a.finished_at
+GROUP BY a.run_id, b.run_id, a.host;
+
 -- Scaling efficiency: samples_per_s / (workers * baseline_samples_per_s), the baseline being
 -- the single-worker throughput of the same model, dataset, network and device: the mean over
 -- its 1-worker dense runs or, when it has none, over its 1-worker runs of any algorithm
--- (baseline_runs says how many). Batch size is not part of the key: sweeps in the papers keep
--- the per-worker batch fixed (weak scaling). NULL when there is no 1-worker run.
+-- (baseline_runs says how many), leaving out runs that shared a host with another run at the
+-- same time (run_overlaps, above). Batch size is not part of the key: sweeps in the papers keep
+-- the per-worker batch fixed (weak scaling). NULL when there is no such 1-worker run.
 CREATE VIEW scaling_efficiency AS
 WITH baseline AS (
   SELECT model, dataset, network, device,
@@ -56,7 +77,7 @@ WITH baseline AS (
                   avg(samples_per_s)) AS samples_per_s,
          coalesce(nullif(sum(algo = 'dense'), 0), count(*)) AS runs
   FROM throughput
-  WHERE workers = 1
+  WHERE workers = 1 AND run_id NOT IN (SELECT run_id FROM run_overlaps)
   GROUP BY model, dataset, network, device
 )
 SELECT t.run_id, t.algo, t.selector, t.aggregation, t.model, t.dataset, t.network, t.device,
@@ -142,6 +163,19 @@ SELECT run_id,
 FROM steps
 GROUP BY run_id;
 
+-- Peak resident memory of a run's ranks (each rank's largest over its attempts): the largest
+-- and the mean over ranks, in bytes.
+CREATE VIEW run_memory AS
+WITH per_rank AS (
+  SELECT run_id, rank, max(peak_rss_bytes) AS peak_rss_bytes
+  FROM ranks
+  GROUP BY run_id, rank
+)
+SELECT run_id, max(peak_rss_bytes) AS peak_rss_max_bytes,
+       avg(peak_rss_bytes) AS peak_rss_mean_bytes
+FROM per_rank
+GROUP BY run_id;
+
 -- One row per run: what was run, how it ended, and the headline numbers of the views above.
 -- The list and comparison reports (and their --where filters) work on this view.
 CREATE VIEW run_summary AS
@@ -151,9 +185,13 @@ SELECT r.id AS run_id, r.created_at, r.finished_at, r.status, r.algo, r.selector
        r.slurm_array_job_id, r.slurm_array_task_id,
        f.epochs_done, f.final_val_top1, f.best_val_top1, f.final_val_loss, f.wall_seconds,
        t.step_s, t.samples_per_s, e.scaling_efficiency,
-       c.bytes_sent_per_step, c.bytes_received_per_step, c.achieved_density
+       c.bytes_sent_per_step, c.bytes_received_per_step, c.achieved_density,
+       m.peak_rss_max_bytes, m.peak_rss_mean_bytes,
+       (SELECT group_concat(substr(o.other_run_id, 1, 8) || ' on ' || o.host, ', ')
+        FROM run_overlaps o WHERE o.run_id = r.id) AS overlapped_by
 FROM runs r
 LEFT JOIN final_metrics f ON f.run_id = r.id
 LEFT JOIN throughput t ON t.run_id = r.id
 LEFT JOIN scaling_efficiency e ON e.run_id = r.id
-LEFT JOIN communication_volume c ON c.run_id = r.id;
+LEFT JOIN communication_volume c ON c.run_id = r.id
+LEFT JOIN run_memory m ON m.run_id = r.id;

@@ -21,12 +21,6 @@ std::optional<std::string> env(const char* name) {
   return std::string(value);
 }
 
-std::string host_name() {
-  char name[256] = {};
-  gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
 // The transport settings a network profile exports (jobs/network/profile.sh), as set on rank 0:
 // what Open MPI, UCX and NCCL were told to use is part of what was run.
 nlohmann::json network_environment() {
@@ -54,6 +48,12 @@ std::string file_hash(const std::string& path) {
 }
 
 }  // namespace
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
 
 record::RunInfo make_run_info(const Options& o, const std::string& device, int workers, int nodes,
                               std::size_t parameters) {

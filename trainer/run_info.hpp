@@ -12,4 +12,7 @@ namespace commsgd::trainer {
 record::RunInfo make_run_info(const Options& options, const std::string& device, int workers,
                               int nodes, std::size_t parameters);
 
+// This machine's name, as the run record gives it.
+std::string host_name();
+
 }  // namespace commsgd::trainer

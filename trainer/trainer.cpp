@@ -24,6 +24,7 @@
 #include "trainer/lr_schedule.hpp"
 #include "trainer/models.hpp"
 #include "trainer/progress.hpp"
+#include "trainer/rank_record.hpp"
 #include "trainer/run_info.hpp"
 #include "trainer/setup_check.hpp"
 #include "trainer/stall_watchdog.hpp"
@@ -865,6 +866,8 @@ void restore(const RankCheckpoint& c, Setup& s) {
 }  // namespace
 
 TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
+  // This rank's share of the run begins now, before it loads data (the `ranks` table).
+  const std::string started_at = record::utc_now_iso8601();
   std::optional<Setup> setup;
   set_up_together(comm, [&] { setup.emplace(set_up(o, comm, where)); });
   Setup& s = *setup;
@@ -900,6 +903,8 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     s.flat->buffers_to_device();
     if (rank0) s.db->begin_run(s.run);
   }
+  const std::vector<record::RankRow> ranks_started = gather_ranks(comm, started_at, false);
+  if (rank0) s.db->record_ranks(s.run.id, ranks_started);
   if (rank0) termination::record_run(database_path(o, s.run.id), s.run.id);
   if (!o.checkpoint_dir.empty()) termination::enable_stop_requests();
   // From here on, a wait on peers that does not end fails the run instead of hanging it.
@@ -914,6 +919,8 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     s.algorithm->begin_training(s.flat->params());
     TrainingResult result = TrainingLoop(o, comm, s, resumed ? &*resumed : nullptr, watchdog).run();
     s.algorithm->end_training();
+    const std::vector<record::RankRow> ranks_finished = gather_ranks(comm, started_at, true);
+    if (rank0) s.db->record_ranks(s.run.id, ranks_finished);
     result.run_id = s.run.id;
     if (rank0) result.database = database_path(o, s.run.id);
     termination::stopped();

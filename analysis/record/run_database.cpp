@@ -11,6 +11,7 @@
 #include "analysis/record/views.hpp"
 #include "commsgd/record/schema_sql.hpp"     // kSchemaSql, generated from analysis/schema.sql
 #include "commsgd/record/schema_v2_sql.hpp"  // kSchemaV2Sql, from analysis/schema_v2.sql
+#include "commsgd/record/schema_v3_sql.hpp"  // kSchemaV3Sql, from analysis/schema_v3.sql
 
 namespace commsgd::record {
 namespace {
@@ -154,7 +155,7 @@ std::string_view to_string(RunStatus s) {
 }
 
 std::span<const std::string_view> schema_steps() {
-  static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql};
+  static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql, kSchemaV3Sql};
   static_assert(std::size(steps) == RunDatabase::kSchemaVersion);
   return steps;
 }
@@ -325,6 +326,17 @@ void RunDatabase::add_grad_stats(std::string_view run_id, std::span<const GradSt
     st.bind(run_id, g.step, g.epoch, g.contraction, g.bound_linear, g.bound_squared,
             json_or_null(g.histogram_json))
         .execute();
+  }
+  tx.commit();
+}
+
+void RunDatabase::record_ranks(std::string_view run_id, std::span<const RankRow> rows) {
+  Transaction tx(db(), file_);
+  Statement st(db(), file_, "record_ranks", R"sql(
+    INSERT OR REPLACE INTO ranks (run_id, rank, started_at, host, finished_at, peak_rss_bytes)
+    VALUES (?, ?, ?, ?, ?, ?))sql");
+  for (const RankRow& r : rows) {
+    st.bind(run_id, r.rank, r.started_at, r.host, r.finished_at, r.peak_rss_bytes).execute();
   }
   tx.commit();
 }

@@ -62,6 +62,14 @@ struct NormStudyRow {
   double dense_norm = 0, dense_std = 0, selected_distance = 0, randk_distance = 0, bound = 0;
 };
 
+// Where and when one rank ran (the `ranks` table); finished_at and peak_rss_bytes once it stopped.
+struct RankRow {
+  int rank = 0;
+  std::string started_at, host;
+  std::optional<std::string> finished_at;
+  std::optional<std::int64_t> peak_rss_bytes;
+};
+
 // A per-step metric aggregated over ranks.
 struct Stat {
   double mean = 0, max = 0;
@@ -93,7 +101,7 @@ std::span<const std::string_view> schema_steps();
 
 class RunDatabase {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the file (and its parent directories), enables WAL, a 30 s busy timeout and
   // foreign keys, then creates or migrates the schema and re-creates the views. Refuses files that
@@ -108,6 +116,8 @@ class RunDatabase {
   void add_steps(std::string_view run_id, std::span<const StepRow> rows);  // all or nothing
   void add_grad_stats(std::string_view run_id, std::span<const GradStatsRow> rows);  // likewise
   void add_norm_study(std::string_view run_id, std::span<const NormStudyRow> rows);  // likewise
+  // Inserts the ranks' rows, or replaces those of the same rank and start: all or nothing.
+  void record_ranks(std::string_view run_id, std::span<const RankRow> rows);
   // Ends a run that is still 'running' (status must not be running); sets finished_at now.
   void finish_run(std::string_view run_id, RunStatus status, std::string_view exit_reason);
   void add_bench(std::span<const BenchRow> rows);  // all or nothing, one created_at

@@ -114,13 +114,17 @@ void add_reports(CLI::App& app) {
                  norm_study_report);
 
   auto target = std::make_shared<std::optional<double>>();
+  auto include_overlapping = std::make_shared<bool>(false);
   CLI::App* compare = add_run_report(
       app, "compare",
       "One row per algorithm and model/network/workers: throughput, speedup over dense, final "
-      "accuracy, time to --target, bytes per step",
-      [target](const Connection& db, const std::vector<Filter>& f) {
-        return compare_report(db, f, *target);
+      "accuracy, time to --target, bytes per step. Runs that shared a host with another run at "
+      "the same time (overlapped_by in `runs`) are left out and counted in overlapping_runs",
+      [target, include_overlapping](const Connection& db, const std::vector<Filter>& f) {
+        return compare_report(db, f, *target, *include_overlapping);
       });
+  compare->add_flag("--include-overlapping", *include_overlapping,
+                    "Average runs that overlapped others on a shared host too");
   compare
       ->add_option_function<double>(
           "--target", [target](double t) { *target = t; },
@@ -259,12 +263,12 @@ void add_merge(CLI::App& app) {
     sqlite3_busy_timeout(dest.get(), 30'000);  // trainers may be writing to it
     dest.exec("PRAGMA foreign_keys = ON");
     Table t{{"database", "runs_added", "runs_updated", "epochs", "steps", "grad_stats",
-             "norm_study", "bench"},
+             "norm_study", "ranks", "bench"},
             {}};
     for (const Connection& source : sources) {
       const MergeCounts c = merge_into(dest, source);
       t.rows.push_back({source.name(), c.runs_added, c.runs_updated, c.epochs, c.steps,
-                        c.grad_stats, c.norm_study, c.bench});
+                        c.grad_stats, c.norm_study, c.ranks, c.bench});
     }
     print(t, o->format);
   });

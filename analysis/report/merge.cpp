@@ -63,6 +63,19 @@ std::int64_t copy_keyed(const Connection& dest, const Connection& source,
   return insert_all(dest, read, insert);
 }
 
+// Ranks are keyed by run, rank and start; a rank that `dest` holds as unfinished takes the
+// source's end and peak memory, as a run takes its final status.
+std::int64_t copy_ranks(const Connection& dest, const Connection& source) {
+  const std::vector<std::string> cols = dest.columns_of("ranks");
+  Statement read(source, fmt::format("SELECT {} FROM ranks", joined(cols, ", ")));
+  Statement insert(
+      dest, fmt::format("INSERT INTO ranks ({}) VALUES ({}) ON CONFLICT (run_id, rank, started_at) "
+                        "DO UPDATE SET finished_at = excluded.finished_at, peak_rss_bytes = "
+                        "excluded.peak_rss_bytes WHERE ranks.finished_at IS NULL",
+                        joined(cols, ", "), placeholders(cols.size())));
+  return insert_all(dest, read, insert);
+}
+
 void copy_runs(const Connection& dest, const Connection& source, MergeCounts& counts) {
   const std::vector<std::string> cols = dest.columns_of("runs");
   const auto index_of = [&](std::string_view name) {
@@ -124,6 +137,7 @@ MergeCounts merge_into(const Connection& dest, const Connection& source) {
     counts.steps = copy_keyed(dest, source, "steps");
     counts.grad_stats = copy_keyed(dest, source, "grad_stats");
     counts.norm_study = copy_keyed(dest, source, "norm_study");
+    counts.ranks = copy_ranks(dest, source);
     counts.bench = copy_bench(dest, source);
     tx.commit();
   } catch (const InputError& e) {  // e.g. rows of a run the source does not have

@@ -65,7 +65,9 @@ Table runs_report(const Connection& db, const std::vector<Filter>& filters) {
   return db.query(fmt::format(R"sql(
     SELECT run_id, created_at, status, algo, selector, aggregation, model, dataset, workers,
            network, batch_size, density, epochs_done, final_val_top1, best_val_top1,
-           samples_per_s, scaling_efficiency, bytes_sent_per_step
+           samples_per_s, scaling_efficiency, bytes_sent_per_step,
+           round(peak_rss_max_bytes / 1048576.0, 1) AS peak_rss_max_mib,
+           round(peak_rss_mean_bytes / 1048576.0, 1) AS peak_rss_mean_mib, overlapped_by
     FROM run_summary
     WHERE run_id {}
     ORDER BY created_at, run_id)sql",
@@ -74,7 +76,7 @@ Table runs_report(const Connection& db, const std::vector<Filter>& filters) {
 }
 
 Table compare_report(const Connection& db, const std::vector<Filter>& filters,
-                     std::optional<double> target) {
+                     std::optional<double> target, bool include_overlapping) {
   const RunSet runs = selected_runs(db, filters);
   std::vector<Value> params = runs.params;
   // Without a target there is nothing to time: no CTE, no column.
@@ -84,32 +86,39 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
       SELECT run_id, min(wall_seconds) AS seconds FROM time_to_accuracy
       WHERE val_top1 >= ? GROUP BY run_id))sql";
     reached_join = "LEFT JOIN reached ON reached.run_id = r.run_id";
-    reached_mean = "avg(reached.seconds) AS time_to_target_s,";
+    reached_mean = "avg(CASE WHEN r.counted THEN reached.seconds END) AS time_to_target_s,";
     reached_column = "time_to_target_s,";
     params.emplace_back(*target);
   }
+  // Runs that shared a host with another run at the same time are left out of every average
+  // (and so of dense's, the speedup's baseline) unless asked for; overlapping_runs counts them,
+  // and a row whose runs all overlapped stays, with runs = 0, so that none vanishes unseen.
   return db.query(fmt::format(R"sql(
-    WITH r AS (SELECT * FROM run_summary WHERE run_id {}){},
+    WITH r AS (SELECT *, ({} OR overlapped_by IS NULL) AS counted
+               FROM run_summary WHERE run_id {}){},
     g AS (
       SELECT r.model, r.dataset, r.network, r.device, r.workers, r.algo, r.selector, r.aggregation,
-             count(*) AS runs, avg(r.samples_per_s) AS samples_per_s,
-             avg(r.final_val_top1) AS final_val_top1, {}
-             avg(r.bytes_sent_per_step) AS bytes_sent_per_step
+             sum(r.counted) AS runs,
+             avg(CASE WHEN r.counted THEN r.samples_per_s END) AS samples_per_s,
+             avg(CASE WHEN r.counted THEN r.final_val_top1 END) AS final_val_top1, {}
+             avg(CASE WHEN r.counted THEN r.bytes_sent_per_step END) AS bytes_sent_per_step,
+             sum(r.overlapped_by IS NOT NULL) AS overlapping_runs
       FROM r {}
       GROUP BY r.model, r.dataset, r.network, r.device, r.workers, r.algo, r.selector,
                r.aggregation)
     SELECT model, dataset, network, device, workers, algo, selector, aggregation, runs,
            samples_per_s,
            samples_per_s / (SELECT avg(d.samples_per_s) FROM r d
-                            WHERE d.algo = 'dense' AND d.model = g.model
+                            WHERE d.counted AND d.algo = 'dense' AND d.model = g.model
                               AND d.dataset = g.dataset AND d.network = g.network
                               AND d.device = g.device AND d.workers = g.workers)
              AS speedup_vs_dense,
-           final_val_top1, {} bytes_sent_per_step
+           final_val_top1, {} bytes_sent_per_step, overlapping_runs
     FROM g
     ORDER BY model, dataset, network, device, workers, algo <> 'dense', algo, selector,
              aggregation)sql",
-                              runs.in, reached_cte, reached_mean, reached_join, reached_column),
+                              include_overlapping ? "1" : "0", runs.in, reached_cte, reached_mean,
+                              reached_join, reached_column),
                   params);
 }
 

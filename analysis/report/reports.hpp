@@ -21,15 +21,17 @@ struct RunSet {
 // Throws InputError when no run passes.
 RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters);
 
-// One row per run: what ran, how it ended, its accuracy, throughput and scaling efficiency.
+// One row per run: what ran, how it ended, its accuracy, throughput and scaling efficiency, its
+// ranks' peak memory, and the runs it shared a host with at the same time (overlapped_by).
 Table runs_report(const Connection& db, const std::vector<Filter>& filters);
 
 // One row per algorithm (algo, selector, aggregation) and model/dataset/network/device/workers:
 // mean throughput, speedup over the dense runs of the same row key, final accuracy, time to reach
 // `target` top-1 (mean over the runs that reached it; the column only with a target) and bytes
-// sent per step.
+// sent per step. Runs that shared a host with another run at the same time are left out unless
+// `include_overlapping`; overlapping_runs counts them per row.
 Table compare_report(const Connection& db, const std::vector<Filter>& filters,
-                     std::optional<double> target);
+                     std::optional<double> target, bool include_overlapping);
 
 // Algorithms × worker counts: mean scaling efficiency, one column "P=<workers>" per worker count.
 Table scaling_report(const Connection& db, const std::vector<Filter>& filters);

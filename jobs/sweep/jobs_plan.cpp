@@ -93,6 +93,7 @@ std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job
                                   fmt::format("--cpus-per-task={}", r.cpus_per_task),
                                   "--output=" + (out.dir / "logs" / "%A_%a.out").string()};
   if (r.gpus_per_node > 0) cmd.push_back(fmt::format("--gpus-per-node={}", r.gpus_per_node));
+  if (r.exclusive) cmd.push_back("--exclusive");
   add_resources(cmd, r);
   cmd.insert(cmd.end(), {(tools.jobs / "templates" / "sweep-point.sbatch").string(),
                          tools.sweep.string(), job.manifest.string(), job.network,

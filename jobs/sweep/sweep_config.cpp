@@ -92,7 +92,7 @@ SlurmResources read_slurm(const toml::table& root, const fs::path& file) {
   const toml::table& t = *node->as_table();
   check_known_keys(t, "slurm",
                    {"tasks-per-node", "cpus-per-task", "gpus-per-node", "time", "partition",
-                    "account", "max-parallel", "extra"},
+                    "account", "max-parallel", "exclusive", "extra"},
                    file);
   r.tasks_per_node = positive_int(t, "tasks-per-node", r.tasks_per_node, file, false);
   r.cpus_per_task = positive_int(t, "cpus-per-task", r.cpus_per_task, file, false);
@@ -101,6 +101,10 @@ SlurmResources read_slurm(const toml::table& root, const fs::path& file) {
   r.time = text(t, "slurm", "time", file);
   r.partition = text(t, "slurm", "partition", file);
   r.account = text(t, "slurm", "account", file);
+  if (const toml::node* exclusive = t.get("exclusive")) {
+    if (!exclusive->is_boolean()) fail(file, "slurm.exclusive must be true or false");
+    r.exclusive = exclusive->as_boolean()->get();
+  }
   if (const toml::node* extra = t.get("extra")) {
     const auto* list = extra->as_array();
     if (list == nullptr) fail(file, "slurm.extra must be a list of sbatch options");

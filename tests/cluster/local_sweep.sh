@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # End to end on a real Slurm: start the local cluster (jobs/local/slurm.sh), submit the tiny sweep
 # (every algorithm x 2 seeds) with commsgd-sweep, wait for its arrays and merge job, and check the
-# merged database; submit again and check nothing is submitted; stop Slurm and check it is gone.
-#   local_sweep.sh COMMSGD_SWEEP        (run from the source tree; needs root; exit 77: skipped)
+# merged database (every rank recorded, no run overlapping another); submit again and check
+# nothing is submitted; submit the digits timing sweep and check that compare has a number from
+# a run alone in every row; stop Slurm and check it is gone.
+#   local_sweep.sh COMMSGD_SWEEP COMMSGD_REPORT   (from the source tree; root; exit 77: skipped)
 set -euo pipefail
-sweep=${1:?usage: local_sweep.sh COMMSGD_SWEEP}
+sweep=${1:?usage: local_sweep.sh COMMSGD_SWEEP COMMSGD_REPORT}
+report=${2:?usage: local_sweep.sh COMMSGD_SWEEP COMMSGD_REPORT}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../support/script.sh
 source "$here/../support/script.sh"
@@ -48,6 +51,10 @@ expect "array task ids 0..15, one each" "$points|0|15" \
   "SELECT count(DISTINCT slurm_array_task_id), min(slurm_array_task_id + 0), max(slurm_array_task_id + 0) FROM runs"
 expect "Slurm job ids, one per run" "$points" "SELECT count(DISTINCT slurm_job_id) FROM runs"
 expect "network profile" "ethernet" "SELECT DISTINCT network FROM runs"
+expect "every rank recorded, with its peak memory" "$((2 * points))" \
+  "SELECT count(*) FROM ranks WHERE finished_at IS NOT NULL AND peak_rss_bytes > 0"
+expect "no run overlapped another on the node (the array's tasks are --exclusive)" 0 \
+  "SELECT count(*) FROM run_overlaps"
 expect "network profile variables" "ob1|tcp,self,vader" \
   "SELECT DISTINCT json_extract(config, '\$.network_environment.OMPI_MCA_pml'),
           json_extract(config, '\$.network_environment.OMPI_MCA_btl') FROM runs"
@@ -60,6 +67,16 @@ grep -q "submitted" <<<"$again" && fail "submitting again submitted a job"
 [ "$(ls "$out/arrays" | wc -l)" = "$manifests_before" ] || fail "submitting again planned an array"
 [ -z "$(squeue -h)" ] || fail "jobs are queued after the second submission: $(squeue -h)"
 echo "ok: submitting again submits nothing"
+
+timing=$work/timing
+"$sweep" submit --wait "$here/digits-timing-sweep.toml" --output "$timing" ||
+  { tail -n 20 "$timing"/logs/*.out >&2 || true; fail "the timing sweep did not complete"; }
+compare=$("$report" compare "$timing/merged.sqlite" -f csv)
+echo "$compare"
+# runs, samples_per_s and overlapping_runs of each row: one run alone, a throughput, none left out.
+rows=$(awk -F, 'NR > 1 && $9 == 1 && $10 != "" && $NF == 0' <<<"$compare" | wc -l)
+[ "$rows" = 6 ] || fail "compare: $rows of 6 rows have a throughput from one run alone"
+echo "ok: the timing sweep's compare has no number from overlapping runs"
 
 pids=$(cat "$slurm_dir"/*.pid)
 "$jobs/local/slurm.sh" stop "$slurm_dir"

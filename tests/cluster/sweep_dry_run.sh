@@ -18,7 +18,7 @@ bash -n <<<"$script" || fail "the dry run is not a valid shell script"
 
 # Called as the printed script calls sbatch; prints a job id as `sbatch --parsable` would.
 sbatch() {
-  local array="" nodes="" per_node="" dependency="" positional=()
+  local array="" nodes="" per_node="" dependency="" exclusive="" positional=()
   [ "$1" = --parsable ] || fail "sbatch without --parsable: $*"
   shift
   for word in "$@"; do
@@ -29,6 +29,7 @@ sbatch() {
       --dependency=*) dependency=${word#--dependency=} ;;
       --job-name=* | --ntasks=* | --cpus-per-task=* | --gpus-per-node=* | --time=* | \
         --partition=* | --account=* | --output=*) ;;
+      --exclusive) exclusive=yes ;;
       --*) fail "unexpected sbatch option $word" ;;
       *) positional+=("$word") ;;
     esac
@@ -45,6 +46,7 @@ sbatch() {
     return
   fi
   [[ $template == */sweep-point.sbatch ]] || fail "an array that does not run sweep-point.sbatch"
+  [ -n "$exclusive" ] || fail "an array without --exclusive: its tasks would share nodes"
   [ "${#positional[@]}" -eq 5 ] || fail "sweep-point.sbatch takes 4 arguments: $*"
   local sweep_bin=${positional[1]} manifest=${positional[2]} network=${positional[3]}
   [ -x "$sweep_bin" ] && [ -f "$manifest" ] && [ -f "${positional[4]}" ] || fail "paths in: $*"

@@ -212,7 +212,7 @@ TEST_F(ReportCli, MergingTwiceAddsNothing) {
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0], json::parse(R"({"database": ")" + db_ + R"(", "runs_added": 5,
       "runs_updated": 0, "epochs": 10, "steps": 13, "grad_stats": 0, "norm_study": 0,
-      "bench": 4})"));
+      "ranks": 0, "bench": 4})"));
   const json again = report_json({"merge", "-o", merged, db_, db_});
   for (const json& row : again) {
     for (const char* count : {"runs_added", "runs_updated", "epochs", "steps", "bench"})

@@ -219,6 +219,75 @@ TEST(ReportOnTrainerRuns, CompareHasSpeedupOverDenseAndTimeToTarget) {
   }
 }
 
+// The fixture's runs ran one after another: none is marked, and each rank's host, span and peak
+// memory are in `ranks`, which `runs` reports.
+TEST(ReportOnTrainerRuns, RunsAloneAreUnmarkedAndEveryRankIsRecorded) {
+  const auto runs = by(report_json({"runs", db()}), "run_id");
+  ASSERT_EQ(runs.size(), std::size(kLaunches));
+  for (const auto& [id, row] : runs) {
+    EXPECT_TRUE(row["overlapped_by"].is_null()) << id << ": " << row["overlapped_by"];
+    const json ranks =
+        query_json(db(),
+                   "SELECT count(*) AS n, min(finished_at > started_at) AS ordered, "
+                   "min(peak_rss_bytes) AS smallest, max(peak_rss_bytes) AS largest, "
+                   "avg(peak_rss_bytes) AS mean FROM ranks WHERE run_id = '" +
+                       id + "'");
+    EXPECT_EQ(ranks.at(0)["n"], row["workers"]) << id;
+    EXPECT_EQ(ranks.at(0)["ordered"], 1) << id;
+    EXPECT_GT(ranks.at(0)["smallest"].get<double>(), 10e6) << id << ": a trainer takes > 10 MB";
+    // The report rounds to 0.1 MiB.
+    EXPECT_NEAR(row["peak_rss_max_mib"].get<double>(),
+                ranks.at(0)["largest"].get<double>() / 1048576, 0.051)
+        << id;
+    EXPECT_NEAR(row["peak_rss_mean_mib"].get<double>(), ranks.at(0)["mean"].get<double>() / 1048576,
+                0.051)
+        << id;
+  }
+}
+
+// Two runs started at once on this host measured each other: both are marked, each naming the
+// other, and compare leaves both out unless --include-overlapping; a later run alone is not.
+TEST(ReportOnTrainerRuns, TwoRunsAtOnceOnOneHostAreMarkedAndLeftOutOfCompare) {
+  const fs::path dir = scratch_directory("report_overlap");
+  const std::string shared = (dir / "overlap.sqlite").string();
+  const auto launch = [&](const std::string& algo, int epochs) {
+    return mpirun(2, {COMMSGD_TRAIN, "--algo", algo, "--density", "0.05", "--model", "mlp",
+                      "--dataset", "synthetic", "--synthetic-train", "256", "--batch-size", "8",
+                      "--epochs", std::to_string(epochs), "--db", shared, "--quiet"});
+  };
+  {
+    Process dense(launch("dense", 20)), gtopk(launch("gtopk", 20));
+    ASSERT_EQ(dense.wait(std::chrono::seconds(240)).exit_code, 0);
+    ASSERT_EQ(gtopk.wait(std::chrono::seconds(240)).exit_code, 0);
+  }
+  ASSERT_EQ(run_process(launch("dense", 3), std::chrono::seconds(120)).exit_code, 0);
+
+  const json rows = report_json({"runs", shared});
+  ASSERT_EQ(rows.size(), 3u);
+  std::map<std::string, std::string> marked;  // run id -> overlapped_by
+  for (const json& row : rows) {
+    if (!row["overlapped_by"].is_null()) marked[row["run_id"]] = row["overlapped_by"];
+  }
+  ASSERT_EQ(marked.size(), 2u) << rows.dump(1);
+  for (const auto& [id, by_run] : marked) {
+    const std::string other =
+        marked.begin()->first == id ? std::next(marked.begin())->first : marked.begin()->first;
+    EXPECT_NE(by_run.find(other.substr(0, 8)), std::string::npos) << id << ": " << by_run;
+  }
+  EXPECT_TRUE(rows.at(2)["overlapped_by"].is_null()) << "the run alone, started last";
+
+  const auto left_out = by(report_json({"compare", shared}), "algo");
+  EXPECT_EQ(left_out.at("dense")["runs"], 1);
+  EXPECT_EQ(left_out.at("dense")["overlapping_runs"], 1);
+  EXPECT_EQ(left_out.at("gtopk")["runs"], 0);
+  EXPECT_TRUE(left_out.at("gtopk")["samples_per_s"].is_null());
+  const auto counted = by(report_json({"compare", shared, "--include-overlapping"}), "algo");
+  EXPECT_EQ(counted.at("dense")["runs"], 2);
+  EXPECT_EQ(counted.at("gtopk")["runs"], 1);
+  EXPECT_FALSE(counted.at("gtopk")["speedup_vs_dense"].is_null());
+  fs::remove_all(dir);
+}
+
 TEST(ReportOnTrainerRuns, BreakdownIsTheMeanOfEachPhaseOverTheSteadyState) {
   const auto rows = by(report_json({"breakdown", db()}), "run_id");
   const auto shares = by(report_json({"breakdown", db(), "--shares"}), "run_id");

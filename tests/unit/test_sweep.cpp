@@ -106,6 +106,12 @@ TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
   EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--nodes=" + std::to_string(arrays[1].nodes)),
             cmd.end());
   EXPECT_EQ(cmd.back(), "/opt/jobs/network/profile.sh");
+  // A timing sweep takes its nodes alone unless the config says otherwise.
+  EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--exclusive"), cmd.end());
+  SweepConfig shared = c;
+  shared.slurm.exclusive = false;
+  const std::vector<std::string> shared_cmd = array_command(shared, arrays[1], out, tools);
+  EXPECT_EQ(std::find(shared_cmd.begin(), shared_cmd.end(), "--exclusive"), shared_cmd.end());
   const std::vector<std::string> step = read_manifest_task(arrays[1].manifest, 2);
   EXPECT_EQ(step, step_arguments(arrays[1].points[2], out, tools));
   // Its own database and checkpoints, resumed from when the task runs again.
@@ -142,6 +148,7 @@ TEST_F(SweepConfigTest, RefusesBadConfigsNamingTheProblem) {
       {head + "[slurm]\ngpus = 4\n" + axes, "unknown key 'slurm.gpus'"},
       {head + "[slurm]\nextra = [\"-N 2\"]\n" + axes, "slurm.extra"},
       {head + "[slurm]\ntime = 60\n" + axes, "slurm.time must be a string"},
+      {head + "[slurm]\nexclusive = \"yes\"\n" + axes, "slurm.exclusive must be true or false"},
       {head + axes + "algo = [\"dense\"\n", "line 7: "},
   };
   for (const auto& [text, message] : cases) {
