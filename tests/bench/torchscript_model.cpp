@@ -18,16 +18,8 @@
 namespace commsgd::bench {
 namespace {
 
-struct Settings {
-  std::string model = "resnet20";
+struct Settings : TimedTraining {
   std::string model_file;
-  std::vector<int> shape = {3, 32, 32};
-  int batch_size = 32;
-  int warmup = 5;
-  int iterations = 30;
-  int repeats = 3;
-  int threads = 1;
-  std::string db = "results/bench.sqlite";
 };
 
 std::size_t parameter_count(const trainer::ModelSpec& spec) {
@@ -41,9 +33,7 @@ std::size_t parameter_count(const trainer::ModelSpec& spec) {
 void run(const Settings& s) {
   const std::filesystem::path scratch =
       std::filesystem::temp_directory_path() / fmt::format("commsgd_bench_{}", getpid());
-  const int steps = s.warmup + s.iterations;
-  const trainer::Options built_in =
-      synthetic_training(s.model, s.shape, s.batch_size, steps, s.threads, scratch);
+  const trainer::Options built_in = synthetic_training(s, scratch);
   trainer::Options loaded = built_in;
   loaded.model = "torchscript";
   loaded.model_file = s.model_file;
@@ -70,10 +60,8 @@ void run(const Settings& s) {
       s.model, s.batch_size, s.threads, built_in_parameters, loaded_parameters, 1e3 * median(ours),
       1e3 * median(theirs), ratio);
 
-  const nlohmann::json params = {{"model", s.model},           {"model_file", s.model_file},
-                                 {"shape", s.shape},           {"batch_size", s.batch_size},
-                                 {"iterations", s.iterations}, {"warmup", s.warmup},
-                                 {"repeats", s.repeats},       {"threads", s.threads}};
+  nlohmann::json params = params_of(s);
+  params["model_file"] = s.model_file;
   const auto count = [](std::size_t n) { return static_cast<double>(n); };
   record_bench(
       s.db, {bench_row("torchscript-model", "built_in_parameters", params,
@@ -93,23 +81,10 @@ void add_torchscript_model(CLI::App& app) {
       "torchscript-model",
       "A TorchScript export of a built-in model against the built-in one: parameters, and "
       "commsgd-train's time per iteration on each");
-  cmd->add_option("--model", settings->model, "The built-in model")->capture_default_str();
+  add_timed_training_options(*cmd, *settings);
   cmd->add_option("--model-file", settings->model_file,
-                  "Its TorchScript export (tools/export_torchscript.py)")
+                  "The TorchScript export of --model (tools/export_torchscript.py)")
       ->required();
-  cmd->add_option("--shape", settings->shape, "C,H,W of the synthetic samples")
-      ->delimiter(',')
-      ->expected(3)
-      ->capture_default_str();
-  cmd->add_option("--batch-size", settings->batch_size, "Batch size")->capture_default_str();
-  cmd->add_option("--warmup", settings->warmup, "Untimed iterations first")->capture_default_str();
-  cmd->add_option("--iterations", settings->iterations, "Timed iterations")->capture_default_str();
-  cmd->add_option("--repeats", settings->repeats, "Alternations of the two (median)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--threads", settings->threads, "Intra-op threads for both")
-      ->capture_default_str();
-  cmd->add_option("--db", settings->db, "SQLite file for the bench rows")->capture_default_str();
   cmd->callback([settings] { run(*settings); });
 }
 

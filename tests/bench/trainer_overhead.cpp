@@ -8,11 +8,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/stopwatch.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
@@ -24,21 +22,7 @@
 namespace commsgd::bench {
 namespace {
 
-struct Settings {
-  std::string model = "resnet20";
-  std::vector<int> shape = {3, 32, 32};
-  int batch_size = 32;
-  int warmup = 5;
-  int iterations = 30;
-  int repeats = 3;
-  int threads = 1;
-  std::string db = "results/bench.sqlite";
-};
-
-trainer::Options trainer_options(const Settings& s, const std::filesystem::path& scratch) {
-  return synthetic_training(s.model, s.shape, s.batch_size, s.warmup + s.iterations, s.threads,
-                            scratch);
-}
+using Settings = TimedTraining;
 
 // The loop a LibTorch user would write: tensors in memory, index_select a batch, torch's SGD.
 double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Options& o) {
@@ -78,7 +62,7 @@ double bare_libtorch_seconds_per_iteration(const Settings& s, const trainer::Opt
 void run(const Settings& s) {
   const std::filesystem::path scratch =
       std::filesystem::temp_directory_path() / fmt::format("commsgd_bench_{}", getpid());
-  const trainer::Options o = trainer_options(s, scratch);
+  const trainer::Options o = synthetic_training(s, scratch);
   at::set_num_threads(s.threads);
   std::vector<double> bare, ours;
   for (int r = 0; r < s.repeats; ++r) {
@@ -94,10 +78,7 @@ void run(const Settings& s) {
       "ratio {:.3f} (target <= 1.05)\n",
       s.model, s.batch_size, s.threads, 1e3 * median(bare), 1e3 * median(ours), ratio);
 
-  const nlohmann::json params = {{"model", s.model},           {"shape", s.shape},
-                                 {"batch_size", s.batch_size}, {"iterations", s.iterations},
-                                 {"warmup", s.warmup},         {"repeats", s.repeats},
-                                 {"threads", s.threads}};
+  const nlohmann::json params = params_of(s);
   const std::vector<record::BenchRow> rows = {
       bench_row("trainer-overhead", "bare_libtorch_iteration", params, median(bare), "s"),
       bench_row("trainer-overhead", "commsgd_dense_iteration", params, median(ours), "s"),
@@ -112,20 +93,7 @@ void add_trainer_overhead(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "trainer-overhead",
       "Per-iteration time of commsgd-train --algo dense at P=1 over a bare LibTorch loop");
-  cmd->add_option("--model", settings->model, "Model")->capture_default_str();
-  cmd->add_option("--shape", settings->shape, "C,H,W of the synthetic samples")
-      ->delimiter(',')
-      ->expected(3)
-      ->capture_default_str();
-  cmd->add_option("--batch-size", settings->batch_size, "Batch size")->capture_default_str();
-  cmd->add_option("--warmup", settings->warmup, "Untimed iterations first")->capture_default_str();
-  cmd->add_option("--iterations", settings->iterations, "Timed iterations")->capture_default_str();
-  cmd->add_option("--repeats", settings->repeats, "Alternations of the two loops (median)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--threads", settings->threads, "Intra-op threads for both")
-      ->capture_default_str();
-  cmd->add_option("--db", settings->db, "SQLite file for the bench rows")->capture_default_str();
+  add_timed_training_options(*cmd, *settings);
   cmd->callback([settings] { run(*settings); });
 }
 

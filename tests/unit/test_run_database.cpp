@@ -164,8 +164,10 @@ TEST_F(RunDatabaseTest, MigratesAVersionOneFileKeepingItsRows) {
     db.begin_run(r);
     std::vector<StepRow> steps = {make_step(0, 1), make_step(1, 1)};
     db.add_steps(r.id, steps);
-    ASSERT_EQ(sqlite3_exec(db.handle(), "DROP TABLE norm_study; PRAGMA user_version = 1", nullptr,
-                           nullptr, nullptr),
+    // What versions 2 and 3 added, gone: a version-1 file.
+    ASSERT_EQ(sqlite3_exec(db.handle(),
+                           "DROP TABLE ranks; DROP TABLE norm_study; PRAGMA user_version = 1",
+                           nullptr, nullptr, nullptr),
               SQLITE_OK);
   }
   RunDatabase migrated(old_file);
@@ -175,6 +177,9 @@ TEST_F(RunDatabaseTest, MigratesAVersionOneFileKeepingItsRows) {
   const std::vector<NormStudyRow> rows = {{0, 1, 2.0, 0.1, 0.5, 1.9, 1.99}};
   migrated.add_norm_study(r.id, rows);
   EXPECT_EQ(count(migrated.handle(), "norm_study"), 1);
+  const std::vector<RankRow> ranks = {{0, "2026-11-24T00:00:00.000Z", "node1", std::nullopt, 1}};
+  migrated.record_ranks(r.id, ranks);
+  EXPECT_EQ(count(migrated.handle(), "ranks"), 1);
   RunDatabase fresh(dir_ / "new.db");
   const std::string tables =
       "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name";
