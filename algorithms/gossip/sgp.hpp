@@ -22,7 +22,7 @@ class Sgp final : public Gossip {
 
  private:
   PushSum push_sum_;
-  std::vector<float> message_, received_;
+  std::vector<float> received_;
 };
 
 }  // namespace commsgd::algorithms
