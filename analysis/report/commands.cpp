@@ -131,10 +131,17 @@ void add_reports(CLI::App& app) {
           "Validation top-1 to time, as a fraction (e.g. 0.9)")
       ->check(CLI::Range(0.0, 1.0));
 
-  add_run_report(app, "scaling",
-                 "Scaling efficiency, algorithms x worker counts: throughput / (P x the "
-                 "1-worker throughput)",
-                 scaling_report);
+  auto scaling_overlapping = std::make_shared<bool>(false);
+  CLI::App* scaling = add_run_report(
+      app, "scaling",
+      "Scaling efficiency, algorithms x worker counts: throughput / (P x the 1-worker "
+      "throughput). Runs that shared a host with another run at the same time are left out",
+      [scaling_overlapping](const Connection& db, const std::vector<Filter>& f) {
+        return scaling_report(db, f, *scaling_overlapping);
+      });
+  scaling->add_flag("--include-overlapping", *scaling_overlapping,
+                    "Average runs that overlapped others on a shared host too (the 1-worker "
+                    "baselines still leave them out)");
 
   auto shares = std::make_shared<bool>(false);
   CLI::App* breakdown =

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "analysis/report/reports.hpp"
 
@@ -31,6 +33,14 @@ std::vector<std::string> run_labels(const Table& t) {
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (runs_of[labels[i]].size() > 1)
       labels[i] += fmt::format(" ({})", std::get<std::string>(t.rows[i][id]).substr(0, 8));
+  }
+  // A run whose times another run's load is in says so on the figure.
+  if (const auto overlapped = std::ranges::find(t.columns, "overlapped_by");
+      overlapped != t.columns.end()) {
+    const auto c = static_cast<std::size_t>(overlapped - t.columns.begin());
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (!std::holds_alternative<std::monostate>(t.rows[i][c])) labels[i] += " [overlapped]";
+    }
   }
   return labels;
 }
@@ -80,7 +90,7 @@ json convergence_data(const Connection& db, const std::vector<Filter>& filters,
 }
 
 json scaling_data(const Connection& db, const std::vector<Filter>& filters) {
-  const Table t = scaling_report(db, filters);
+  const Table t = scaling_report(db, filters, false);
   const std::size_t first_p = t.column("aggregation") + 1;
   json workers = json::array();
   for (std::size_t c = first_p; c < t.columns.size(); ++c)

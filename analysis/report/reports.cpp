@@ -122,16 +122,17 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
                   params);
 }
 
-Table scaling_report(const Connection& db, const std::vector<Filter>& filters) {
+Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
+                     bool include_overlapping) {
   const RunSet runs = selected_runs(db, filters);
   const Table cells = db.query(fmt::format(R"sql(
     SELECT model, dataset, network, device, algo, selector, aggregation, workers,
-           avg(scaling_efficiency)
+           avg(CASE WHEN {} OR overlapped_by IS NULL THEN scaling_efficiency END)
     FROM run_summary
     WHERE run_id {}
     GROUP BY model, dataset, network, device, algo, selector, aggregation, workers
     ORDER BY model, dataset, network, device, algo <> 'dense', algo, selector, aggregation)sql",
-                                           runs.in),
+                                           include_overlapping ? "1" : "0", runs.in),
                                runs.params);
   constexpr std::size_t kKey = 7;  // model .. aggregation name a row; workers, a column
   std::set<std::int64_t> workers;
@@ -162,7 +163,7 @@ Table breakdown_report(const Connection& db, const std::vector<Filter>& filters,
              : "data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, other_s, "
                "total_s";
   return db.query(fmt::format(R"sql(
-    SELECT s.run_id, s.algo, s.model, s.network, s.workers, {}
+    SELECT s.run_id, s.algo, s.model, s.network, s.workers, {}, s.overlapped_by
     FROM run_summary s
     JOIN time_breakdown b ON b.run_id = s.run_id
     WHERE s.run_id {}

@@ -34,10 +34,13 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
                      std::optional<double> target, bool include_overlapping);
 
 // Algorithms × worker counts: mean scaling efficiency, one column "P=<workers>" per worker count.
-Table scaling_report(const Connection& db, const std::vector<Filter>& filters);
+// Runs that shared a host with another run at the same time are left out of the cells unless
+// `include_overlapping` (the 1-worker baselines always leave them out: views.sql).
+Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
+                     bool include_overlapping);
 
 // One row per run: mean seconds per iteration in each phase, or with `shares` each phase's share
-// of the total.
+// of the total, and overlapped_by (the runs it shared a host with at the same time).
 Table breakdown_report(const Connection& db, const std::vector<Filter>& filters, bool shares);
 
 // One row per run and epoch: training and validation metrics against epoch and wall time.

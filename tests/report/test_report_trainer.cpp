@@ -275,6 +275,9 @@ TEST(ReportOnTrainerRuns, TwoRunsAtOnceOnOneHostAreMarkedAndLeftOutOfCompare) {
     EXPECT_NE(by_run.find(other.substr(0, 8)), std::string::npos) << id << ": " << by_run;
   }
   EXPECT_TRUE(rows.at(2)["overlapped_by"].is_null()) << "the run alone, started last";
+  const auto breakdown = by(report_json({"breakdown", shared}), "run_id");
+  for (const auto& [id, by_run] : marked) EXPECT_EQ(breakdown.at(id)["overlapped_by"], by_run);
+  EXPECT_TRUE(breakdown.at(rows.at(2)["run_id"])["overlapped_by"].is_null());
 
   const auto left_out = by(report_json({"compare", shared}), "algo");
   EXPECT_EQ(left_out.at("dense")["runs"], 1);
