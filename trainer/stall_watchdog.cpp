@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 
-#include "algorithms/comm/pending_waits.hpp"
 #include "trainer/exit_codes.hpp"
 
 namespace commsgd::trainer {
@@ -65,18 +64,17 @@ void StallWatchdog::watch() {
     const double limit = limit_seconds();
     if (wait && wait->seconds >= limit) {
       lock.unlock();
-      end_job(wait->operation, wait->peers, wait->seconds, limit);
+      end_job(*wait, limit);
     }
   }
 }
 
-void StallWatchdog::end_job(const std::string& operation, const std::string& peers, double waited,
-                            double limit) {
+void StallWatchdog::end_job(const comm::LongestWait& wait, double limit) {
   const std::string reason = fmt::format(
       "stalled: waited {:.0f} s in {} for {} ({} stall timeout {:.0f} s); a host, link or peer "
       "rank stopped answering, and the job is ended with exit code {}",
-      waited, operation, peers, timeout_.mode == StallTimeout::Mode::fixed ? "the" : "automatic",
-      limit, kExitStalled);
+      wait.seconds, wait.operation, wait.peers,
+      timeout_.mode == StallTimeout::Mode::fixed ? "the" : "automatic", limit, kExitStalled);
   fmt::print(stderr, "commsgd-train: error: rank {}: {}\n", comm_.rank(), reason);
   std::fflush(stderr);
   record_(reason);

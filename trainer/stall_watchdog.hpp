@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "algorithms/comm/communicator.hpp"
+#include "algorithms/comm/pending_waits.hpp"
 #include "trainer/stall_timeout.hpp"
 
 namespace commsgd::trainer {
@@ -57,7 +58,7 @@ class StallWatchdog {
  private:
   void watch();
   double limit_seconds() const;  // guarded by mutex_
-  void end_job(const std::string& operation, const std::string& peers, double waited, double limit);
+  void end_job(const comm::LongestWait& wait, double limit);
 
   const StallTimeout timeout_;
   comm::Communicator& comm_;

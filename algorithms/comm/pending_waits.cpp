@@ -8,59 +8,54 @@ namespace commsgd::comm {
 
 // The process-wide list, oldest first: waits begin and end on any thread, in any order.
 struct PendingWaits {
-  static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
-  }
-  static PendingWait*& head() {
-    static PendingWait* h = nullptr;
-    return h;
-  }
-  static PendingWait*& tail() {
-    static PendingWait* t = nullptr;
-    return t;
+  std::mutex mutex;
+  PendingWait* head = nullptr;
+  PendingWait* tail = nullptr;
+
+  static PendingWaits& instance() {
+    static PendingWaits list;
+    return list;
   }
 
-  static void add(PendingWait& w) {
-    const std::lock_guard lock(mutex());
+  void add(PendingWait& w) {
+    const std::lock_guard lock(mutex);
     w.since_ = PendingWait::Clock::now();
-    w.previous_ = tail();
-    (tail() != nullptr ? tail()->next_ : head()) = &w;
-    tail() = &w;
+    w.previous_ = tail;
+    (tail != nullptr ? tail->next_ : head) = &w;
+    tail = &w;
   }
 
-  static void remove(PendingWait& w) {
-    const std::lock_guard lock(mutex());
-    (w.previous_ != nullptr ? w.previous_->next_ : head()) = w.next_;
-    (w.next_ != nullptr ? w.next_->previous_ : tail()) = w.previous_;
+  void remove(PendingWait& w) {
+    const std::lock_guard lock(mutex);
+    (w.previous_ != nullptr ? w.previous_->next_ : head) = w.next_;
+    (w.next_ != nullptr ? w.next_->previous_ : tail) = w.previous_;
   }
 
-  static std::optional<LongestWait> oldest() {
-    const std::lock_guard lock(mutex());
-    const PendingWait* w = head();
-    if (w == nullptr) return std::nullopt;
-    const std::chrono::duration<double> waited = PendingWait::Clock::now() - w->since_;
-    return LongestWait{w->operation_, w->peers(), waited.count()};
+  std::optional<LongestWait> oldest() {
+    const std::lock_guard lock(mutex);
+    if (head == nullptr) return std::nullopt;
+    const std::chrono::duration<double> waited = PendingWait::Clock::now() - head->since_;
+    return LongestWait{head->operation_, head->peers(), waited.count()};
   }
 };
 
 PendingWait::PendingWait(const char* operation, int ranks) : operation_(operation), ranks_(ranks) {
-  PendingWaits::add(*this);
+  PendingWaits::instance().add(*this);
 }
 
 PendingWait::PendingWait(const char* operation, int ranks, int peer)
     : operation_(operation), ranks_(ranks), peer_(peer) {
-  PendingWaits::add(*this);
+  PendingWaits::instance().add(*this);
 }
 
 PendingWait::PendingWait(const char* operation, int ranks, std::span<const Outgoing> sends,
                          std::span<const Incoming> receives)
     : operation_(operation), ranks_(ranks), sends_(sends), receives_(receives) {
-  PendingWaits::add(*this);
+  PendingWaits::instance().add(*this);
 }
 
 PendingWait::~PendingWait() {
-  PendingWaits::remove(*this);
+  PendingWaits::instance().remove(*this);
 }
 
 std::string PendingWait::peers() const {
@@ -80,7 +75,7 @@ std::string PendingWait::peers() const {
 }
 
 std::optional<LongestWait> longest_wait() {
-  return PendingWaits::oldest();
+  return PendingWaits::instance().oldest();
 }
 
 }  // namespace commsgd::comm

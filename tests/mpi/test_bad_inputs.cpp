@@ -25,13 +25,15 @@ struct BadInput {
   std::vector<std::string> args;
 };
 
-std::string substitute(std::string text, const fs::path& dir) {
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{dir}", dir.string()},
-                                   {"{digits}", COMMSGD_DIGITS_CSV}}) {
-    for (std::size_t at; (at = text.find(key)) != std::string::npos;)
-      text.replace(at, key.size(), value);
-  }
+std::string replace_all(std::string text, const std::string& key, const std::string& value) {
+  for (std::size_t at; (at = text.find(key)) != std::string::npos;)
+    text.replace(at, key.size(), value);
   return text;
+}
+
+std::string substitute(std::string text, const fs::path& dir) {
+  return replace_all(replace_all(std::move(text), "{dir}", dir.string()), "{digits}",
+                     COMMSGD_DIGITS_CSV);
 }
 
 std::vector<BadInput> read_table(const fs::path& dir) {
@@ -79,12 +81,7 @@ void write_fixtures(const fs::path& dir) {
 std::vector<std::string> command(const BadInput& row, const fs::path& runs) {
   const auto one_rank = [&](const std::string& rank) {
     std::vector<std::string> argv = {COMMSGD_TRAIN};
-    for (std::string arg : row.args) {
-      for (std::size_t at; (at = arg.find("{rank}")) != std::string::npos;) {
-        arg.replace(at, 6, rank);
-      }
-      argv.push_back(arg);
-    }
+    for (const std::string& arg : row.args) argv.push_back(replace_all(arg, "{rank}", rank));
     argv.insert(argv.end(), {"--quiet", "--db-dir", runs.string()});
     return argv;
   };
