@@ -212,14 +212,16 @@ INSTANTIATE_TEST_SUITE_P(CommThreadAlgorithms, CloseResume, ::testing::Values("o
 TEST_F(TrainerRuns, SignalAfterTheLastCheckpointOpportunityLetsTheRunComplete) {
   const fs::path db = dir_ / "late.sqlite", ck = dir_ / "ck";
   // Two epochs, no steps row inside an epoch: the only checkpoint opportunity is between them,
-  // and it is taken. Its files exist only once every rank has decided not to stop there.
+  // and it is taken. Its files exist only once every rank has decided not to stop there. The
+  // signal must land while the second epoch runs: 16384 steps (about 4 s here, alone) leave the
+  // test's poll room to be late on a loaded machine running other tests beside it.
   const std::vector<std::string> args = {COMMSGD_TRAIN,
                                          "--algo",
                                          "dense",
                                          "--dataset",
                                          "synthetic",
                                          "--synthetic-train",
-                                         "65536",
+                                         "262144",
                                          "--epochs",
                                          "2",
                                          "--batch-size",
