@@ -79,11 +79,19 @@ class Algorithm {
   virtual void begin_backward(std::span<float> /*grads*/) {}
   virtual void gradient_ready(std::size_t /*offset*/, std::size_t /*count*/) {}
   virtual void synchronize_gradients(std::span<float> grads) = 0;
+  // Around the optimizer's step, every iteration (a skipped step too). before_step may change
+  // what the parameters hold while the optimizer steps on them (push-sum: the numerator x = w·z,
+  // as the SGP code's optimizer steps on it); after_step mixes, and leaves the model again.
+  virtual void before_step(std::span<float> /*params*/) {}
   virtual void after_step(std::span<float> params) = 0;
-  // The parameters to evaluate: the local copy for synchronous algorithms, the consensus average
-  // for gossip ones (which may live in a buffer the algorithm owns).
-  virtual std::span<const float> model_for_evaluation(std::span<const float> params) = 0;
-  // Gossip families: (1/P)·Σ_r ‖x_r − x̄‖² as of the last model_for_evaluation.
+  // Evaluation, between iterations: the trainer scores the parameters between these two calls.
+  // Synchronous algorithms leave them as they are. The gossip families put the consensus average
+  // there (with own_model, each rank's own model instead), measure the consensus distance either
+  // way (a collective), and end_evaluation puts the rank's own parameters back. In place, so that
+  // evaluating never holds another model-sized buffer where the algorithm can recompute its own.
+  virtual void begin_evaluation(std::span<float> /*params*/, bool /*own_model*/) {}
+  virtual void end_evaluation(std::span<float> /*params*/) {}
+  // Gossip families: (1/P)·Σ_r ‖x_r − x̄‖² as of the last begin_evaluation.
   virtual std::optional<double> consensus_distance() const { return std::nullopt; }
   virtual AlgorithmStats stats() const = 0;
   // The measurement the last iteration took, if it took one (sparse family, rank 0, every

@@ -38,9 +38,6 @@ class Dense final : public Algorithm {
   void gradient_ready(std::size_t offset, std::size_t count) override;
   void synchronize_gradients(std::span<float> grads) override;
   void after_step(std::span<float>) override {}
-  std::span<const float> model_for_evaluation(std::span<const float> params) override {
-    return params;
-  }
   AlgorithmStats stats() const override;
   // Dense S-SGD keeps nothing between iterations: the parameters and optimizer say it all.
   void save_state(StateWriter&) override {}

@@ -20,7 +20,7 @@ using algorithms::StateReader;
 using algorithms::StateWriter;
 
 constexpr std::array<char, 8> kMagic = {'C', 'S', 'G', 'D', 'C', 'K', 'P', 'T'};
-constexpr std::uint32_t kFormatVersion = 2;
+constexpr std::uint32_t kFormatVersion = 3;  // 3: push-sum keeps its numerator in the parameters
 
 std::uint32_t crc32_of(std::span<const std::byte> bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);

@@ -153,27 +153,19 @@ Evaluation evaluate_language_model(Model& model, const data::TokenStreams& valid
 }
 
 // Evaluates what the algorithm says is the model (for gossip algorithms the consensus average,
-// which it may hold in a buffer of its own), or with `own_parameters` each rank's own, leaving
-// the local parameters as they were. The consensus is taken either way: it is what gives the
-// gossip algorithms' consensus distance.
+// which it puts in the parameters), or with `own_parameters` each rank's own, leaving the local
+// parameters as they were. The consensus is taken either way: it is what gives the gossip
+// algorithms' consensus distance.
 template <class Evaluate>
 Evaluation evaluate_model(Model& model, FlatParameters& flat, algorithms::Algorithm& algorithm,
                           bool own_parameters, Evaluate&& evaluate) {
   const torch::NoGradGuard no_grad;
   model.eval();
-  const std::span<float> params = flat.params();
-  const std::span<const float> evaluated = algorithm.model_for_evaluation(params);
-  std::vector<float> local;
-  if (!own_parameters && evaluated.data() != params.data()) {
-    local.assign(params.begin(), params.end());
-    std::copy(evaluated.begin(), evaluated.end(), params.begin());
-  }
+  algorithm.begin_evaluation(flat.params(), own_parameters);
   flat.params_to_device();
   const Evaluation e = evaluate();
-  if (!local.empty()) {
-    std::copy(local.begin(), local.end(), params.begin());
-    flat.params_to_device();
-  }
+  algorithm.end_evaluation(flat.params());
+  flat.params_to_device();
   model.train();
   return e;
 }
@@ -658,6 +650,7 @@ class TrainingLoop {
     // they all stop, or skip, at the same step. Gossip ranks still mix (after_step), so that
     // their exchanges stay paired.
     const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
+    algorithm.before_step(flat.params());
     if (std::isfinite(norm)) {
       if (o_.clip_grad_norm > 0 && norm > o_.clip_grad_norm) {
         kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));

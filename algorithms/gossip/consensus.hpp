@@ -1,21 +1,24 @@
 #pragma once
 
 #include <span>
-#include <vector>
 
 #include "algorithms/comm/communicator.hpp"
+#include "algorithms/gossip/slices.hpp"
 
 namespace commsgd::algorithms {
 
-// What a gossip run is evaluated on: the average of the ranks' models, and how far they are
-// from it, (1/P)·Σ_r ‖x_r − x̄‖². A collective.
+// What a gossip run is evaluated on: the average x̄ of the ranks' models, and how far they are
+// from it, (1/P)·Σ_r ‖x_r − x̄‖². A collective, allreduced one slice at a time.
 class ConsensusAverage {
  public:
-  std::span<const float> compute(std::span<const float> model, comm::Communicator& comm);
+  explicit ConsensusAverage(std::size_t slice = kSliceFloats) : slice_(slice) {}
+
+  // Measures the consensus distance of `model`; with replace_by_average, `model` becomes x̄.
+  void measure(std::span<float> model, comm::Communicator& comm, bool replace_by_average);
   double distance() const { return distance_; }
 
  private:
-  std::vector<float> average_;
+  std::size_t slice_;
   double distance_ = 0;
 };
 

@@ -18,13 +18,15 @@ void Dpsgd::after_step(std::span<float> params) {
   const std::vector<int> in =
       mixing_ == GossipMixing::symmetric ? out : topology_->in_peers(comm_.rank(), iteration_);
   const std::size_t d = params.size();
-  mix_round(params, out, in, received_);
   const float share = 1.0f / static_cast<float>(in.size() + 1);
-  for (std::size_t j = 0; j < d; ++j) {
-    float sum = params[j];
-    for (std::size_t i = 0; i < in.size(); ++i) sum += received_[i * d + j];
-    params[j] = sum * share;
-  }
+  mix_round(params, out, in,
+            [&](std::size_t offset, std::size_t count, std::span<const float> received) {
+              for (std::size_t j = 0; j < count; ++j) {
+                float sum = params[offset + j];
+                for (std::size_t i = 0; i < in.size(); ++i) sum += received[i * count + j];
+                params[offset + j] = sum * share;
+              }
+            });
   stats_.entries_offered += d;
   ++iteration_;
 }

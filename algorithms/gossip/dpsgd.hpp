@@ -1,7 +1,5 @@
 #pragma once
 
-#include <vector>
-
 #include "algorithms/gossip/gossip.hpp"
 
 namespace commsgd::algorithms {
@@ -21,7 +19,6 @@ class Dpsgd final : public Gossip {
 
  private:
   const GossipMixing mixing_;
-  std::vector<float> received_;
 };
 
 }  // namespace commsgd::algorithms

@@ -1,21 +1,39 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/gossip/consensus.hpp"
+#include "algorithms/gossip/slices.hpp"
 #include "algorithms/gossip/topology.hpp"
 
 namespace commsgd::algorithms {
 
-// Sends `message` to every rank of `out` and receives a message of the same size from every rank
-// of `in`, into `received` back to back in the order of `in`. One round of point-to-point
-// messages, all posted at once.
-void exchange_with_peers(comm::Communicator& comm, std::span<const float> message,
-                         const std::vector<int>& out, const std::vector<int>& in,
-                         std::vector<float>& received);
+// What a rank does with one slice of a mixing round once the slice's messages have all gone and
+// come: `received` holds the slice [offset, offset + count) of every in-peer's message, back to
+// back in the order of the in-peers. The message's own slice has been sent, so it may be
+// overwritten (with what it mixes into, say).
+using SliceArrived =
+    std::function<void(std::size_t offset, std::size_t count, std::span<const float> received)>;
+
+// A few floats that travel with a round's first slice (push-sum's weight): `send` goes to every
+// out-peer, and `received` takes one head per in-peer, in the order of the in-peers.
+struct RoundHead {
+  std::span<const float> send;
+  std::span<float> received;
+};
+
+// One mixing round: sends `message` to every rank of `out` and receives a message of the same
+// size from every rank of `in`, a slice at a time. Each slice's sends and receives are posted at
+// once, so no pattern of peers can deadlock. `scratch` is where slices arrive: one slice per
+// in-peer, kept by the caller so that a round allocates nothing once it has run.
+void exchange_in_slices(comm::Communicator& comm, std::span<const float> message,
+                        const std::vector<int>& out, const std::vector<int>& in,
+                        std::vector<float>& scratch, const SliceArrived& arrived,
+                        RoundHead head = {}, std::size_t slice = kSliceFloats);
 
 // How a rank mixes with its peers of a round (--gossip-mixing): symmetric, with neighbours that
 // are both in- and out-peers (Lian et al.'s papers), or directed, sending to the out-peers and
@@ -30,9 +48,8 @@ class Gossip : public Algorithm {
       : comm_(comm), topology_(std::move(topology)) {}
 
   void synchronize_gradients(std::span<float>) override {}
-  std::span<const float> model_for_evaluation(std::span<const float> params) override {
-    return consensus_.compute(params, comm_);
-  }
+  void begin_evaluation(std::span<float> params, bool own_model) override;
+  void end_evaluation(std::span<float> params) override { restore_own_model(params); }
   std::optional<double> consensus_distance() const override { return consensus_.distance(); }
   AlgorithmStats stats() const override { return stats_; }
   // The iteration count, which picks each iteration's peers on time-varying topologies.
@@ -40,16 +57,26 @@ class Gossip : public Algorithm {
   void load_state(StateReader& in) override { iteration_ = in.read<std::uint64_t>(); }
 
  protected:
-  // exchange_with_peers on the training thread: the whole round is time training waits, and
+  // exchange_in_slices on the training thread: the whole round is time training waits, and
   // counts as communication too.
   void mix_round(std::span<const float> message, const std::vector<int>& out,
-                 const std::vector<int>& in, std::vector<float>& received);
+                 const std::vector<int>& in, const SliceArrived& arrived, RoundHead head = {});
+  // While evaluation has other values in the parameters, the rank's own model waits in a copy,
+  // in a buffer the algorithm has idle if it has one (idle_buffer), else a new one.
+  void keep_own_model(std::span<const float> params);
+  void restore_own_model(std::span<float> params);
+  virtual std::vector<float> idle_buffer() { return {}; }
+  virtual void return_idle_buffer(std::vector<float>&& /*buffer*/) {}
 
   comm::Communicator& comm_;
   std::unique_ptr<Topology> topology_;
   ConsensusAverage consensus_;
   AlgorithmStats stats_;
   std::uint64_t iteration_ = 0;
+
+ private:
+  std::vector<float> scratch_;    // mix_round's arriving slices
+  std::vector<float> own_model_;  // keep_own_model's copy, during evaluation only
 };
 
 }  // namespace commsgd::algorithms

@@ -29,7 +29,7 @@ Osgp::~Osgp() {
 }
 
 void Osgp::communicate() {
-  std::vector<float> received;
+  std::vector<float> scratch;
   for (;;) {
     Exchange exchange;
     {
@@ -40,18 +40,25 @@ void Osgp::communicate() {
       queue_.pop_front();
     }
     try {
-      const std::size_t n = exchange.message.size();
       const comm::CommCounters before = thread_comm_->counters();
       const Stopwatch watch;
-      exchange_with_peers(*thread_comm_, exchange.message, exchange.out, exchange.in, received);
+      // Each slice of the message, once sent, becomes the sum of that slice from the in-peers.
+      std::vector<float>& message = exchange.message;
+      const std::size_t in_degree = exchange.in.size();
+      exchange_in_slices(
+          *thread_comm_, message, exchange.out, exchange.in, scratch,
+          [&](std::size_t offset, std::size_t count, std::span<const float> received) {
+            if (in_degree == 0) return;
+            for (std::size_t j = 0; j < count; ++j) {
+              float sum = received[j];
+              for (std::size_t i = 1; i < in_degree; ++i) sum += received[i * count + j];
+              message[offset + j] = sum;
+            }
+          });
       const double seconds = watch.seconds();
 
       const std::lock_guard lock(mutex_);
-      incoming_.resize(n, 0.0f);
-      for (std::size_t i = 0; i < exchange.in.size(); ++i) {
-        for (std::size_t j = 0; j < n; ++j) incoming_[j] += received[i * n + j];
-      }
-      has_incoming_ = has_incoming_ || !exchange.in.empty();
+      (in_degree > 0 ? arrived_ : spare_).push_back(std::move(message));
       ++finished_;
       thread_seconds_ += seconds;
       thread_bytes_sent_ += thread_comm_->counters().bytes_sent - before.bytes_sent;
@@ -74,21 +81,27 @@ void Osgp::wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint6
   if (failure_) std::rethrow_exception(failure_);
 }
 
-void Osgp::absorb_arrivals() {
+void Osgp::absorb_arrivals(std::span<float> x) {
   absorbed_ = finished_;
-  if (!has_incoming_) return;
-  push_sum_.absorb(incoming_);
-  std::fill(incoming_.begin(), incoming_.end(), 0.0f);
-  has_incoming_ = false;
+  for (std::vector<float>& sum : arrived_) {
+    push_sum_.absorb_weight(sum[0]);
+    float* __restrict mine = x.data();
+    const float* __restrict theirs = sum.data() + 1;
+    for (std::size_t i = 0; i < x.size(); ++i) mine[i] += theirs[i];
+    spare_.push_back(std::move(sum));
+  }
+  arrived_.clear();
 }
 
-void Osgp::start_exchange(std::size_t d) {
+void Osgp::start_exchange(std::span<float> x) {
   Exchange exchange;
   exchange.out = topology_->out_peers(comm_.rank(), iteration_);
   exchange.in = topology_->in_peers(comm_.rank(), iteration_);
-  exchange.message.resize(push_sum_.message_size());
-  push_sum_.split(exchange.out.size(), exchange.message);
-  stats_.entries_sent += exchange.out.size() * d;
+  exchange.message = idle_buffer();
+  exchange.message.resize(x.size() + 1);
+  exchange.message[0] = push_sum_.split(x, exchange.out.size());
+  std::copy(x.begin(), x.end(), exchange.message.begin() + 1);
+  stats_.entries_sent += exchange.out.size() * x.size();
 
   const std::lock_guard lock(mutex_);
   queue_.push_back(std::move(exchange));
@@ -98,11 +111,11 @@ void Osgp::start_exchange(std::size_t d) {
   changed_.notify_all();
 }
 
-bool Osgp::ready_for_next_exchange() {
+bool Osgp::ready_for_next_exchange(std::span<float> x) {
   std::unique_lock lock(mutex_);
   if (failure_) std::rethrow_exception(failure_);
   if (started_ > 0 && steps_since_start_ < limit_) {
-    if (finished_ == started_) absorb_arrivals();  // landed early: absorbed, not yet followed
+    if (finished_ == started_) absorb_arrivals(x);  // landed early: absorbed, not yet followed
     ++steps_since_start_;
     return false;
   }
@@ -110,46 +123,64 @@ bool Osgp::ready_for_next_exchange() {
     const Stopwatch watch;
     wait_until_outstanding(lock, 0);
     stats_.wait_seconds += watch.seconds();
-    absorb_arrivals();
+    absorb_arrivals(x);
   }
   steps_since_start_ = 0;
   return true;
 }
 
-void Osgp::after_step(std::span<float> params) {
-  push_sum_.apply_step(params);
-  stats_.entries_offered += params.size();
+void Osgp::before_step(std::span<float> params) {
+  push_sum_.to_numerator(params);
+}
+
+void Osgp::after_step(std::span<float> x) {
+  stats_.entries_offered += x.size();
   if (overlap_ == Overlap::one_in_flight) {
-    if (ready_for_next_exchange()) start_exchange(params.size());
+    if (ready_for_next_exchange(x)) start_exchange(x);
   } else {
-    start_exchange(params.size());
+    start_exchange(x);
     std::unique_lock lock(mutex_);
     const Stopwatch watch;
     wait_until_outstanding(lock, static_cast<std::uint64_t>(limit_));
     stats_.wait_seconds += watch.seconds();
-    absorb_arrivals();
+    absorb_arrivals(x);
   }
-  push_sum_.debias(params);
+  push_sum_.to_model(x);
 }
 
-PushSum Osgp::flushed() {
+void Osgp::begin_evaluation(std::span<float> params, bool own_model) {
   std::unique_lock lock(mutex_);
   wait_until_outstanding(lock, 0);
-  PushSum state = push_sum_;
-  if (has_incoming_) state.absorb(incoming_);
-  return state;
+  lock.unlock();
+  // Every exchange has finished, and none starts before the next step: the arrivals stay as they
+  // are, pending, and the model evaluated is the one they will make.
+  keep_own_model(params);
+  lock.lock();
+  push_sum_.to_numerator(params);
+  push_sum_.to_model(params, arrived_);
+  lock.unlock();
+  consensus_.measure(params, comm_, !own_model);
 }
 
-std::span<const float> Osgp::model_for_evaluation(std::span<const float> params) {
-  if (!push_sum_.started()) return consensus_.compute(params, comm_);
-  // The arrivals stay pending: the training thread's next step adds them, as it would have.
-  std::vector<float> model(params.size());
-  flushed().debias(model);
-  return consensus_.compute(model, comm_);
+std::vector<float> Osgp::idle_buffer() {
+  const std::lock_guard lock(mutex_);
+  if (spare_.empty()) return {};
+  std::vector<float> buffer = std::move(spare_.back());
+  spare_.pop_back();
+  return buffer;
+}
+
+void Osgp::return_idle_buffer(std::vector<float>&& buffer) {
+  const std::lock_guard lock(mutex_);
+  spare_.push_back(std::move(buffer));
 }
 
 float Osgp::flushed_weight() {
-  return flushed().weight();
+  std::unique_lock lock(mutex_);
+  wait_until_outstanding(lock, 0);
+  float w = push_sum_.weight();
+  for (const std::vector<float>& sum : arrived_) w += sum[0];
+  return w;
 }
 
 std::uint64_t Osgp::most_in_flight() const {
@@ -171,8 +202,8 @@ void Osgp::save_state(StateWriter& out) {
   push_sum_.save(out);
   std::unique_lock lock(mutex_);
   wait_until_outstanding(lock, 0);
-  out.write(static_cast<std::uint8_t>(has_incoming_));
-  out.write(std::span<const float>(incoming_));
+  out.write(static_cast<std::uint64_t>(arrived_.size()));
+  for (const std::vector<float>& sum : arrived_) out.write(std::span<const float>(sum));
   out.write(steps_since_start_);
 }
 
@@ -180,8 +211,8 @@ void Osgp::load_state(StateReader& in) {
   Gossip::load_state(in);
   push_sum_.load(in);
   const std::lock_guard lock(mutex_);
-  has_incoming_ = in.read<std::uint8_t>() != 0;
-  in.read(incoming_);
+  arrived_.resize(in.read<std::uint64_t>());
+  for (std::vector<float>& sum : arrived_) in.read(sum);
   started_ = finished_ = absorbed_ = iteration_;
   steps_since_start_ = in.read<int>();
 }

@@ -27,10 +27,17 @@ namespace commsgd::algorithms {
 //     timing, so its ranks can start different numbers of rounds and wait on peers that never
 //     run them; with a fixed cadence every rank runs the same rounds. With s = 0 the two agree.
 //
+// Memory: x is the parameters (push_sum.hpp). An exchange's message is a copy of the share sent
+// (x changes while it travels), and the same buffer comes back holding the sum of what the
+// in-peers sent, added slice by slice as the slices arrive (gossip.hpp). Once absorbed, it is
+// reused for a later exchange: one model-sized buffer with one exchange in flight, up to τ + 1
+// with bounded staleness. Evaluation keeps the rank's model in one of them while it is idle.
+//
 // Thread safety: the training thread owns push_sum_ and the parameters. The two threads share
-// only what mutex_ guards: the queue of exchanges to run, the sum of what arrived (incoming_),
-// the count of finished exchanges, the traffic counters and a failure. The comm thread talks
-// over its own duplicate of the communicator, so its messages never meet the trainer's.
+// only what mutex_ guards: the queue of exchanges to run, the arrivals not yet absorbed, the
+// spare buffers, the count of finished exchanges, the traffic counters and a failure. The comm
+// thread talks over its own duplicate of the communicator, so its messages never meet the
+// trainer's.
 class Osgp final : public Gossip {
  public:
   enum class Overlap { bounded_staleness, one_in_flight };
@@ -39,12 +46,15 @@ class Osgp final : public Gossip {
        double timeout_seconds);
   ~Osgp() override;
 
-  void after_step(std::span<float> params) override;
-  // Waits for every exchange in flight first, so the average includes all of the mass.
-  std::span<const float> model_for_evaluation(std::span<const float> params) override;
+  void before_step(std::span<float> params) override;
+  void after_step(std::span<float> x) override;
+  // Waits for every exchange in flight first, and evaluates the model with every arrival added,
+  // so the average includes all of the mass. The arrivals stay pending: the next step adds them,
+  // as it would have.
+  void begin_evaluation(std::span<float> params, bool own_model) override;
   AlgorithmStats stats() const override;
-  // Waits for every exchange in flight, then saves (x, w) and the arrivals not yet added, which
-  // the next step adds as it would have. The resumed run differs from one never stopped only in
+  // Waits for every exchange in flight, then saves w (x is w times the parameters, which the
+  // trainer saves) and the arrivals not yet added, which the next step adds as it would have. The resumed run differs from one never stopped only in
   // that those exchanges all landed before the checkpoint instead of up to τ iterations late.
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
@@ -63,16 +73,17 @@ class Osgp final : public Gossip {
   // Waits (on lock) until at most `outstanding` exchanges are unfinished; throws on a failure of
   // the comm thread or after the timeout.
   void wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint64_t outstanding);
-  // Adds what arrived to push_sum_ (lock held).
-  void absorb_arrivals();
-  // The push-sum state with every exchange in flight landed, leaving this one's as it is.
-  PushSum flushed();
+  // Adds what arrived to (x, w) (lock held).
+  void absorb_arrivals(std::span<float> x);
+  // A spare message buffer, if there is one.
+  std::vector<float> idle_buffer() override;
+  void return_idle_buffer(std::vector<float>&& buffer) override;
 
   // Splits (x, w) and hands the share to the comm thread: the exchange of round iteration_.
-  void start_exchange(std::size_t d);
+  void start_exchange(std::span<float> x);
   // One in flight: whether to start the next exchange now (waiting for the last one if it is
   // due), absorbing the last one if it has landed.
-  bool ready_for_next_exchange();
+  bool ready_for_next_exchange(std::span<float> x);
 
   const Overlap overlap_;
   const int limit_;
@@ -83,8 +94,8 @@ class Osgp final : public Gossip {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Exchange> queue_;
-  std::vector<float> incoming_;
-  bool has_incoming_ = false;
+  std::vector<std::vector<float>> arrived_;  // finished exchanges' sums of what came in
+  std::vector<std::vector<float>> spare_;    // absorbed buffers, for the next messages
   std::uint64_t finished_ = 0;
   std::uint64_t started_ = 0, absorbed_ = 0, most_in_flight_ = 0;
   int steps_since_start_ = 0;  // one in flight: steps since the last exchange started

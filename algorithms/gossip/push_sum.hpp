@@ -7,39 +7,34 @@
 
 namespace commsgd::algorithms {
 
-// The state of push-sum (Kempe et al.; SGP, Assran et al. 2019): a numerator x and a weight w
-// (w₀ = 1). The model the rank trains and evaluates is the de-biased z = x / w. Mixing sends
-// the same share of (x, w) along every out-edge and keeps one, so Σ_r w_r plus the weight in
-// flight stays P and x/w de-biases exactly, whatever the graph's in-degrees.
+// Push-sum (Kempe et al.; SGP, Assran et al. 2019): each rank holds a numerator x and a weight w
+// (w₀ = 1), and the model it trains and evaluates is the de-biased z = x / w. Mixing keeps
+// 1/(n+1) of (x, w) and sends the same share along each of the n out-edges, so Σ_r w_r plus the
+// weight in flight stays P, and x / w de-biases exactly whatever the graph's in-degrees.
 //
-// A message is [w, x_0, ..., x_{d−1}] in float32: d + 1 floats. The state is held in that same
-// layout, so that the share a rank keeps can itself be sent (split_in_place): no copy of the
-// model for the message.
+// As in the SGP code, x lives in the parameters themselves: they hold x from before the
+// optimizer's step (which therefore steps on x, weight decay included, as the code's optimizer
+// does) until the mixing is over, and z the rest of the time. Only w is kept here, so push-sum
+// holds no model-sized state of its own. On a regular graph w stays 1, and x is z bit for bit.
 class PushSum {
  public:
-  // x += (what the optimizer did to z): the rank's step is applied to the numerator. The first
-  // call starts push-sum at x = params, w = 1.
-  void apply_step(std::span<const float> params);
-  // Keeps 1/(out_degree + 1) of (x, w) and returns it, which is also the share to send to each
-  // out-peer: valid, and to be left unchanged, until the state next changes.
-  std::span<const float> split_in_place(std::size_t out_degree);
-  // The same, and writes the share into `message`, for a message in flight while the state
-  // changes (OSGP).
-  void split(std::size_t out_degree, std::span<float> message);
-  // (x, w) += a message (or a sum of messages).
-  void absorb(std::span<const float> message);
-  // params = x / w.
-  void debias(std::span<float> params) const;
+  // params: z → x = w·z.
+  void to_numerator(std::span<float> params) const;
+  // Keeps 1/(out_degree + 1) of (x, w), scaling x in place: x is then also the share each
+  // out-peer is sent. Returns the weight of that share, which is the weight kept.
+  float split(std::span<float> x, std::size_t out_degree);
+  // w += the weight that arrived with a message.
+  void absorb_weight(float arrived) { w_ += arrived; }
+  // params: x → z = x / w. With `pending` messages [w_m, x_m...] not yet absorbed, the model they
+  // will make once they are: (x + Σ x_m) / (w + Σ w_m).
+  void to_model(std::span<float> params, std::span<const std::vector<float>> pending = {}) const;
 
-  void save(StateWriter& out) const;
-  void load(StateReader& in);
-
-  float weight() const { return started() ? state_[0] : 1.0f; }
-  bool started() const { return !state_.empty(); }
-  std::size_t message_size() const { return started() ? state_.size() : 1; }
+  float weight() const { return w_; }
+  void save(StateWriter& out) const { out.write(w_); }
+  void load(StateReader& in) { w_ = in.read<float>(); }
 
  private:
-  std::vector<float> state_;  // [w, x_0, ..., x_{d−1}]; empty before the first step
+  float w_ = 1.0f;
 };
 
 }  // namespace commsgd::algorithms

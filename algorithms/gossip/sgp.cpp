@@ -2,20 +2,29 @@
 
 namespace commsgd::algorithms {
 
-void Sgp::after_step(std::span<float> params) {
-  push_sum_.apply_step(params);
+void Sgp::before_step(std::span<float> params) {
+  push_sum_.to_numerator(params);
+}
+
+void Sgp::after_step(std::span<float> x) {
   const std::vector<int> out = topology_->out_peers(comm_.rank(), iteration_);
   const std::vector<int> in = topology_->in_peers(comm_.rank(), iteration_);
-  // The share kept is the share sent: the state itself goes out, unchanged until every
-  // message of the round has arrived.
-  const std::span<const float> message = push_sum_.split_in_place(out.size());
-  const std::size_t n = message.size();
-  mix_round(message, out, in, received_);
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    push_sum_.absorb(std::span(received_).subspan(i * n, n));
-  }
-  push_sum_.debias(params);
-  stats_.entries_offered += params.size();
+  // The share kept is the share sent: x itself goes out, and each slice of it takes what the
+  // in-peers sent once the slice has left. The weight travels with the first slice.
+  const float weight_share = push_sum_.split(x, out.size());
+  weights_in_.resize(in.size());
+  mix_round(x, out, in,
+            [&](std::size_t offset, std::size_t count, std::span<const float> received) {
+              float* __restrict mine = x.data() + offset;
+              for (std::size_t i = 0; i < in.size(); ++i) {
+                const float* __restrict theirs = received.data() + i * count;
+                for (std::size_t j = 0; j < count; ++j) mine[j] += theirs[j];
+              }
+            },
+            {std::span(&weight_share, 1), weights_in_});
+  for (const float w : weights_in_) push_sum_.absorb_weight(w);
+  push_sum_.to_model(x);
+  stats_.entries_offered += x.size();
   ++iteration_;
 }
 

@@ -28,9 +28,6 @@ class SparseSgd final : public Algorithm {
   void begin_epoch(int epoch) override;
   void synchronize_gradients(std::span<float> grads) override;
   void after_step(std::span<float>) override {}
-  std::span<const float> model_for_evaluation(std::span<const float> params) override {
-    return params;
-  }
   AlgorithmStats stats() const override { return stats_; }
   std::optional<GradStats> take_grad_stats() override { return std::exchange(grad_stats_, {}); }
   std::optional<NormStudy> take_norm_study() override { return std::exchange(norm_study_, {}); }

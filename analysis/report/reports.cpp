@@ -176,9 +176,11 @@ Table convergence_report(const Connection& db, const std::vector<Filter>& filter
   const RunSet runs = selected_runs(db, filters);
   return db.query(fmt::format(R"sql(
     SELECT e.run_id, r.algo, r.workers, e.epoch, e.wall_seconds, e.train_loss, e.train_acc,
-           e.val_loss, e.val_top1, e.val_top5, e.val_perplexity, e.consensus_distance
+           e.val_loss, e.val_top1, e.val_top5, e.val_perplexity, e.consensus_distance,
+           s.overlapped_by
     FROM epochs e
     JOIN runs r ON r.id = e.run_id
+    JOIN run_summary s ON s.run_id = e.run_id
     WHERE e.run_id {}
     ORDER BY r.created_at, e.run_id, e.epoch)sql",
                               runs.in),

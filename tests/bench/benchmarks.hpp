@@ -7,6 +7,7 @@ namespace commsgd::bench {
 // Each benchmark adds its subcommand to the app and runs when it is selected.
 void add_trainer_overhead(CLI::App& app);
 void add_torchscript_model(CLI::App& app);
+void add_peak_memory(CLI::App& app);
 void add_kernels(CLI::App& app);
 void add_collectives(CLI::App& app);
 void add_pingpong(CLI::App& app);

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   commsgd::bench::add_trainer_overhead(app);
   commsgd::bench::add_torchscript_model(app);
+  commsgd::bench::add_peak_memory(app);
   commsgd::bench::add_kernels(app);
   commsgd::bench::add_collectives(app);
   commsgd::bench::add_pingpong(app);

@@ -22,14 +22,6 @@ struct Settings : TimedTraining {
   std::string model_file;
 };
 
-std::size_t parameter_count(const trainer::ModelSpec& spec) {
-  std::size_t n = 0;
-  for (const torch::Tensor& p : trainer::make_model(spec)->parameters()) {
-    n += static_cast<std::size_t>(p.numel());
-  }
-  return n;
-}
-
 void run(const Settings& s) {
   const std::filesystem::path scratch =
       std::filesystem::temp_directory_path() / fmt::format("commsgd_bench_{}", getpid());

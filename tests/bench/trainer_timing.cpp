@@ -45,6 +45,14 @@ trainer::Options synthetic_training(const TimedTraining& s, const std::filesyste
   return o;
 }
 
+std::size_t parameter_count(const trainer::ModelSpec& spec) {
+  std::size_t n = 0;
+  for (const torch::Tensor& p : trainer::make_model(spec)->parameters()) {
+    n += static_cast<std::size_t>(p.numel());
+  }
+  return n;
+}
+
 double seconds_per_iteration(const trainer::Options& o, int warmup) {
   comm::MpiCommunicator self(MPI_COMM_SELF);
   const trainer::TrainingResult r = trainer::train(o, self, self.placement());

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "trainer/models.hpp"
 #include "trainer/options.hpp"
 
 namespace commsgd::bench {
@@ -32,6 +33,8 @@ nlohmann::json params_of(const TimedTraining& s);
 // --algo dense on warmup + iterations batches of synthetic samples, one epoch, quiet, recorded
 // under `scratch`.
 trainer::Options synthetic_training(const TimedTraining& s, const std::filesystem::path& scratch);
+// The number of parameters of the model `spec` builds.
+std::size_t parameter_count(const trainer::ModelSpec& spec);
 // Trains `o` and returns the mean seconds per iteration after the first `warmup`.
 double seconds_per_iteration(const trainer::Options& o, int warmup);
 

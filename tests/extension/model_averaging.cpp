@@ -23,9 +23,6 @@ class ModelAveraging final : public algorithms::Algorithm {
     stats_.entries_sent += params.size();
     stats_.entries_offered += params.size();
   }
-  std::span<const float> model_for_evaluation(std::span<const float> params) override {
-    return params;
-  }
   algorithms::AlgorithmStats stats() const override { return stats_; }
   void save_state(algorithms::StateWriter&) override {}
   void load_state(algorithms::StateReader&) override {}

@@ -44,17 +44,27 @@ double max_relative_error(std::span<const float> value, const std::vector<double
   return worst;
 }
 
-// lr = 0: the optimizer leaves the parameters alone, so after_step is pure mixing. Checks the
-// consensus distance against the one of the ranks' initial models.
+// One iteration at lr = 0: the optimizer's step, between before_step and after_step, leaves the
+// parameters alone, so the iteration is pure mixing.
+void mixing_step(Algorithm& algorithm, std::vector<float>& params) {
+  algorithm.before_step(params);
+  algorithm.after_step(params);
+}
+
+// Iterations at lr = 0. Checks the consensus distance against the one of the ranks' initial models.
 double consensus_after(Algorithm& algorithm, std::vector<float>& params, int iterations,
                        const std::vector<double>& mean, comm::Communicator& comm) {
   ConsensusAverage initial;
-  initial.compute(random_model(comm.rank()), comm);
+  std::vector<float> initial_model = random_model(comm.rank());
+  initial.measure(initial_model, comm, false);
   const double start = initial.distance();
   EXPECT_GT(start, 0.5);
-  for (int t = 0; t < iterations; ++t) algorithm.after_step(params);
-  const std::span<const float> average = algorithm.model_for_evaluation(params);
-  EXPECT_LT(max_relative_error(average, mean), 1e-5) << "consensus value is the initial mean";
+  for (int t = 0; t < iterations; ++t) mixing_step(algorithm, params);
+  const std::vector<float> own = params;
+  algorithm.begin_evaluation(params, false);
+  EXPECT_LT(max_relative_error(params, mean), 1e-5) << "consensus value is the initial mean";
+  algorithm.end_evaluation(params);
+  EXPECT_EQ(params, own) << "evaluation puts the rank's own model back";
   const double end = *algorithm.consensus_distance();
   EXPECT_LT(end, 1e-6 * start) << "start " << start << " end " << end;
   double agree = end;  // every rank must reach the same verdict
@@ -73,7 +83,7 @@ TEST(GossipMpi, SgpAveragesToTheMeanAndConservesWeight) {
   std::vector<float> params = random_model(comm.rank());
   Sgp sgp(comm, make_topology("exponential", comm.size(), 1));
   for (int t = 0; t < 60; ++t) {
-    sgp.after_step(params);
+    mixing_step(sgp, params);
     double total = sgp.weight();
     comm.allreduce(std::span(&total, 1), comm::ReduceOp::sum);
     ASSERT_NEAR(total, comm.size(), 1e-5 * comm.size()) << "Σ w after step " << t;
@@ -117,7 +127,7 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
   Osgp bounded(comm, make_topology("exponential", comm.size(), 1), Osgp::Overlap::bounded_staleness,
                3, 60);
   std::vector<float> model = random_model(comm.rank());
-  for (int t = 0; t < 50; ++t) bounded.after_step(model);
+  for (int t = 0; t < 50; ++t) mixing_step(bounded, model);
   EXPECT_GE(bounded.most_in_flight(), 1u);
   EXPECT_LE(bounded.most_in_flight(), 4u);
 }
@@ -126,7 +136,7 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
 void expect_mean_kept(Algorithm& algorithm, std::vector<float>& params, int steps,
                       const std::vector<double>& mean, comm::Communicator& comm) {
   for (int t = 0; t < steps; ++t) {
-    algorithm.after_step(params);
+    mixing_step(algorithm, params);
     std::vector<double> sum(params.begin(), params.end());
     comm.allreduce(std::span(sum), comm::ReduceOp::sum);
     for (double& v : sum) v /= comm.size();
@@ -160,9 +170,9 @@ TEST(GossipMpi, DirectedDpsgdKeepsTheSumAndDiffersFromPairwise) {
   Dpsgd pairwise(comm, make_topology("bipartite-exponential", comm.size(), 1),
                  GossipMixing::symmetric);
   std::vector<float> paired = params;
-  pairwise.after_step(paired);
+  mixing_step(pairwise, paired);
   std::vector<float> first = params;
-  directed.after_step(first);
+  mixing_step(directed, first);
   if (comm.size() >= 4 && comm.rank() % 2 == 1) {
     EXPECT_GT(max_relative_error(first, std::vector<double>(paired.begin(), paired.end())), 1e-3);
   }
@@ -188,11 +198,12 @@ TEST(GossipMpi, AdpsgdRunsRepeatedlyWithoutHangingAndConservesTheMean) {
     Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1),
                   GossipMixing::symmetric, 60);
     adpsgd.begin_training(params);
-    for (int t = 0; t < 20; ++t) adpsgd.after_step(params);
+    for (int t = 0; t < 20; ++t) mixing_step(adpsgd, params);
     adpsgd.end_training();
-    adpsgd.after_step(params);  // picks up the last exchanges (no step: lr = 0)
-    const std::span<const float> average = adpsgd.model_for_evaluation(params);
-    ASSERT_LT(max_relative_error(average, mean), 1e-5) << "run " << run;
+    mixing_step(adpsgd, params);  // picks up the last exchanges (no step: lr = 0)
+    adpsgd.begin_evaluation(params, false);
+    ASSERT_LT(max_relative_error(params, mean), 1e-5) << "run " << run;
+    adpsgd.end_evaluation(params);
   }
 }
 
@@ -222,9 +233,10 @@ TEST(GossipMpi, DirectedAdpsgdRunsEveryPlannedRoundOfDirectedMixing) {
     Adpsgd adpsgd(comm, make_topology("bipartite-exponential-two-sided", ranks, 1),
                   GossipMixing::directed, 60);
     adpsgd.begin_training(params);
-    for (long done = 0; adpsgd.next_iteration(done, iterations); ++done) adpsgd.after_step(params);
+    for (long done = 0; adpsgd.next_iteration(done, iterations); ++done)
+      mixing_step(adpsgd, params);
     adpsgd.end_training();
-    adpsgd.after_step(params);  // picks up the last rounds (no step: lr = 0)
+    mixing_step(adpsgd, params);  // picks up the last rounds (no step: lr = 0)
     EXPECT_EQ(params, expected[comm.rank()]) << iterations << " rounds";
     EXPECT_EQ(adpsgd.stats().bytes_received, iterations * kD * sizeof(float));
     if (iterations == 1 && ranks >= 4 && comm.rank() % 2 == 1) {
@@ -254,7 +266,7 @@ TEST(GossipMpi, AdpsgdSharesEachEpochsIterationBudget) {
     std::int64_t done = 0;
     while (adpsgd.next_iteration(done, iterations)) {
       ++done;
-      adpsgd.after_step(params);
+      mixing_step(adpsgd, params);
     }
     std::int64_t total = done;
     comm.allreduce(std::span(&total, 1), comm::ReduceOp::sum);
@@ -283,10 +295,106 @@ TEST(GossipMpi, PushSumIsExactOnANonRegularGraph) {
   std::vector<float> params = random_model(comm.rank());
   Sgp sgp(comm, std::make_unique<Star>(comm.size()));
   consensus_after(sgp, params, 200, mean, comm);
-  std::vector<float> model(kD);
   double total = sgp.weight();
   comm.allreduce(std::span(&total, 1), comm::ReduceOp::sum);
   EXPECT_NEAR(total, comm.size(), 1e-5 * comm.size());
+}
+
+// As in the SGP code, the optimizer steps on the numerator: between before_step and after_step
+// the parameters hold x = w·z, so that weight decay acts on x. Meaningful where w moved off 1:
+// on the star, at P > 2.
+TEST(GossipMpi, TheOptimizerStepsOnTheNumerator) {
+  comm::MpiCommunicator comm;
+  std::vector<float> params = random_model(comm.rank());
+  Sgp sgp(comm, std::make_unique<Star>(comm.size()));
+  for (int t = 0; t < 5; ++t) mixing_step(sgp, params);
+  const std::vector<float> z = params;
+  const float w = sgp.weight();
+  double off_one = std::abs(w - 1.0f);
+  comm.allreduce(std::span(&off_one, 1), comm::ReduceOp::max);
+  if (comm.size() > 2) {
+    EXPECT_GT(off_one, 0.01);
+  }
+  sgp.before_step(params);
+  for (std::size_t i = 0; i < kD; ++i) ASSERT_EQ(params[i], z[i] * w) << i;
+  sgp.after_step(params);
+}
+
+// A mixing round in slices of 7 floats (of 1000: the last slice is short) delivers every in-peer's
+// whole message, slice by slice in order, through one slice of scratch per in-peer, and every
+// in-peer's head.
+TEST(GossipMpi, ARoundInSlicesDeliversEveryInPeersWholeMessage) {
+  comm::MpiCommunicator comm;
+  const std::unique_ptr<Topology> topology = make_topology("complete", comm.size(), 1);
+  const std::vector<int> out = topology->out_peers(comm.rank(), 0);
+  const std::vector<int> in = topology->in_peers(comm.rank(), 0);
+  const std::vector<float> message = random_model(comm.rank());
+  std::vector<std::vector<float>> arrived(in.size());
+  std::vector<float> scratch;
+  const float head = static_cast<float>(comm.rank());
+  std::vector<float> heads(in.size(), -1.0f);
+  std::size_t next = 0;
+  exchange_in_slices(
+      comm, message, out, in, scratch,
+      [&](std::size_t offset, std::size_t count, std::span<const float> received) {
+        EXPECT_EQ(offset, next);
+        EXPECT_LE(count, 7u);
+        next = offset + count;
+        ASSERT_EQ(received.size(), in.size() * count);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          const std::span<const float> slice = received.subspan(i * count, count);
+          arrived[i].insert(arrived[i].end(), slice.begin(), slice.end());
+        }
+      },
+      {std::span(&head, 1), heads}, 7);
+  EXPECT_EQ(next, kD);
+  EXPECT_EQ(scratch.size(), in.size() * 7);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(arrived[i], random_model(in[i])) << "from rank " << in[i];
+    EXPECT_EQ(heads[i], static_cast<float>(in[i]));
+  }
+}
+
+// The consensus allreduced in slices is the one allreduced whole, its distance is
+// (1/P)·Σ_r ‖x_r − x̄‖² of the true mean, and without replace_by_average the model stays.
+TEST(GossipMpi, ConsensusInSlicesIsTheWholeOne) {
+  comm::MpiCommunicator comm;
+  const std::vector<double> mean = true_mean(comm);
+  const std::vector<float> model = random_model(comm.rank());
+  std::vector<float> whole = model, sliced = model, kept = model;
+  ConsensusAverage one_slice, small_slices(7), measured_only(7);
+  one_slice.measure(whole, comm, true);
+  small_slices.measure(sliced, comm, true);
+  measured_only.measure(kept, comm, false);
+
+  EXPECT_LT(max_relative_error(sliced, mean), 1e-6);
+  EXPECT_LT(max_relative_error(whole, mean), 1e-6);
+  EXPECT_EQ(kept, model);
+  double squared = 0;
+  for (std::size_t i = 0; i < kD; ++i) squared += (model[i] - mean[i]) * (model[i] - mean[i]);
+  comm.allreduce(std::span(&squared, 1), comm::ReduceOp::sum);
+  const double distance = squared / comm.size();
+  EXPECT_NEAR(small_slices.distance(), distance, 1e-5 * distance);
+  EXPECT_NEAR(one_slice.distance(), distance, 1e-5 * distance);
+  EXPECT_EQ(measured_only.distance(), small_slices.distance());
+}
+
+// --eval-model local: the rank's own model is evaluated (left in place), the consensus distance
+// is still measured, and push-sum's x / w is what stands there after evaluation.
+TEST(GossipMpi, EvaluatingTheOwnModelLeavesItAndStillMeasuresTheDistance) {
+  comm::MpiCommunicator comm;
+  std::vector<float> params = random_model(comm.rank());
+  Sgp sgp(comm, make_topology("exponential", comm.size(), 1));
+  for (int t = 0; t < 3; ++t) mixing_step(sgp, params);
+  const std::vector<float> own = params;
+  sgp.begin_evaluation(params, true);
+  EXPECT_EQ(params, own);
+  std::vector<float> copy = own;
+  ConsensusAverage consensus;
+  consensus.measure(copy, comm, false);
+  EXPECT_EQ(*sgp.consensus_distance(), consensus.distance());
+  sgp.end_evaluation(params);
+  EXPECT_EQ(params, own);
 }
 
 }  // namespace

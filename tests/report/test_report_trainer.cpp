@@ -278,6 +278,15 @@ TEST(ReportOnTrainerRuns, TwoRunsAtOnceOnOneHostAreMarkedAndLeftOutOfCompare) {
   const auto breakdown = by(report_json({"breakdown", shared}), "run_id");
   for (const auto& [id, by_run] : marked) EXPECT_EQ(breakdown.at(id)["overlapped_by"], by_run);
   EXPECT_TRUE(breakdown.at(rows.at(2)["run_id"])["overlapped_by"].is_null());
+  // Epochs carry wall-clock times: the convergence report (and its figure's labels) marks them.
+  for (const json& epoch : report_json({"convergence", shared})) {
+    const auto mark = marked.find(epoch["run_id"].get<std::string>());
+    if (mark == marked.end()) {
+      EXPECT_TRUE(epoch["overlapped_by"].is_null());
+    } else {
+      EXPECT_EQ(epoch["overlapped_by"], mark->second);
+    }
+  }
 
   const auto left_out = by(report_json({"compare", shared}), "algo");
   EXPECT_EQ(left_out.at("dense")["runs"], 1);

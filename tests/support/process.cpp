@@ -6,13 +6,66 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace commsgd::testing {
+namespace {
+
+bool starts_with_any(std::string_view variable, std::initializer_list<std::string_view> prefixes) {
+  for (const std::string_view prefix : prefixes) {
+    if (variable.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+// Open MPI's settings as the process was started with them (the user's, ctest's): taken before
+// main, so before MPI_Init adds its own.
+const std::vector<std::string> mca_settings_at_start = [] {
+  std::vector<std::string> settings;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::string_view(*entry).starts_with("OMPI_MCA_")) settings.emplace_back(*entry);
+  }
+  return settings;
+}();
+
+// The environment for the child. A process that initialized MPI (a benchmark, a singleton) has
+// the variables MPI_Init set for its own job; an mpirun started with them takes itself for part
+// of that job, and exits 1 without a word. What the process was started with stays.
+std::vector<std::string> environment_without_mpi() {
+  std::vector<std::string> kept;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string variable(*entry);
+    const bool set_by_mpi_init =
+        starts_with_any(variable, {"PMIX_", "OPAL_", "PRTE_"}) ||
+        (variable.starts_with("OMPI_") && !variable.starts_with("OMPI_ALLOW_RUN_AS_ROOT") &&
+         std::find(mca_settings_at_start.begin(), mca_settings_at_start.end(), variable) ==
+             mca_settings_at_start.end());
+    if (!set_by_mpi_init) kept.push_back(variable);
+  }
+  return kept;
+}
+
+std::vector<char*> pointers_to(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+}  // namespace
 
 Process::Process(const std::vector<std::string>& argv) {
+  // Everything the child needs is built before fork: the parent may have threads, and the child
+  // may not allocate.
+  std::vector<std::string> arguments = argv, environment = environment_without_mpi();
+  const std::vector<char*> args = pointers_to(arguments), envp = pointers_to(environment);
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
   pid_ = fork();
@@ -23,10 +76,7 @@ Process::Process(const std::vector<std::string>& argv) {
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
   setpgid(pid_, pid_);
