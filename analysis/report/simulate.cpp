@@ -17,6 +17,7 @@ constexpr double kBackwardShare = 2.0 / 3.0;
 // A run's configuration and its steady-state phase times.
 struct MeasuredRun {
   std::string id, model, network;
+  std::string overlapped_by;  // empty unless the run shared a host with another at the time
   Exchange exchange;
   bool on_thread = false;  // as run: dense with buckets, osgp, adpsgd
   double total = 0, communicate = 0, wait = 0, forward_backward = 0, select = 0;
@@ -40,8 +41,9 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
            coalesce(json_extract(r.config, '$.wire_dtype'), 'fp32'),
            coalesce(json_extract(r.config, '$.peers_per_iter'), 1),
            (SELECT avg(density_mean) FROM steady_steps s WHERE s.run_id = r.id),
-           b.total_s, b.communicate_s, b.wait_s, b.forward_backward_s, b.select_s
-    FROM runs r JOIN time_breakdown b ON b.run_id = r.id
+           b.total_s, b.communicate_s, b.wait_s, b.forward_backward_s, b.select_s,
+           s.overlapped_by
+    FROM runs r JOIN time_breakdown b ON b.run_id = r.id JOIN run_summary s ON s.run_id = r.id
     WHERE r.id {} AND json_extract(r.config, '$.parameters') IS NOT NULL
     ORDER BY r.model, r.network, r.algo, r.workers, r.created_at)sql",
                                        runs.in),
@@ -69,6 +71,7 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
     m.wait = as_double(row[14]);
     m.forward_backward = as_double(row[15]);
     m.select = as_double(row[16]);
+    m.overlapped_by = text_of(row[17]);
     out.push_back(std::move(m));
   }
   if (out.empty()) {
@@ -106,9 +109,13 @@ struct ModelProfile {
   std::map<std::string, AlgorithmProfile> algorithms;
 };
 
+// Runs that overlapped others measured their load too: left out of the computation and selection
+// the predictions start from.
 std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& runs) {
   std::map<std::string, std::map<std::string, std::vector<const MeasuredRun*>>> grouped;
-  for (const MeasuredRun& m : runs) grouped[m.model][m.exchange.algo].push_back(&m);
+  for (const MeasuredRun& m : runs) {
+    if (m.overlapped_by.empty()) grouped[m.model][m.exchange.algo].push_back(&m);
+  }
   std::map<std::string, ModelProfile> out;
   for (const auto& [model, algos] : grouped) {
     ModelProfile& profile = out[model];
@@ -174,8 +181,12 @@ Table simulate_check_report(const Connection& db, const std::vector<Filter>& fil
                                          m.network, m.network)});
     } else {
       const double predicted = predicted_seconds(m, m.exchange, *used);
+      const std::string note =
+          m.overlapped_by.empty()
+              ? std::string()
+              : fmt::format("overlapped {}: measured beside another run's load", m.overlapped_by);
       row.insert(row.end(), {used->alpha, used->beta, m.total, predicted, predicted / m.total - 1,
-                             m.exposed(), predicted - m.not_communicating(), std::string()});
+                             m.exposed(), predicted - m.not_communicating(), note});
     }
     t.rows.push_back(std::move(row));
   }

@@ -278,6 +278,13 @@ TEST(ReportOnTrainerRuns, TwoRunsAtOnceOnOneHostAreMarkedAndLeftOutOfCompare) {
   const auto breakdown = by(report_json({"breakdown", shared}), "run_id");
   for (const auto& [id, by_run] : marked) EXPECT_EQ(breakdown.at(id)["overlapped_by"], by_run);
   EXPECT_TRUE(breakdown.at(rows.at(2)["run_id"])["overlapped_by"].is_null());
+  // The cost model's check says which measurements had company.
+  for (const json& run :
+       report_json({"simulate", "check", "--alpha", "1e-3", "--beta", "1e-8", shared})) {
+    const bool overlapped = marked.contains(run["run_id"].get<std::string>());
+    EXPECT_EQ(run["note"].get<std::string>().find("overlapped") != std::string::npos, overlapped)
+        << run.dump();
+  }
   // Epochs carry wall-clock times: the convergence report (and its figure's labels) marks them.
   for (const json& epoch : report_json({"convergence", shared})) {
     const auto mark = marked.find(epoch["run_id"].get<std::string>());
