@@ -27,15 +27,29 @@ RankedKey rank_key(std::span<const float> values, std::size_t r) {
     int shift, bits;
   };
   constexpr std::array<Digit, 3> digits = {{{21, 10}, {10, 11}, {0, 10}}};
+  // Gradients crowd into a few buckets, and consecutive increments of one counter wait for each
+  // other (store to load): four histograms, one per position mod 4, let them overlap.
+  constexpr std::size_t kLanes = 4;
+  std::array<std::array<std::uint32_t, 2048>, kLanes> lanes;
   std::array<std::uint32_t, 2048> histogram;
   std::uint32_t prefix = 0, prefix_mask = 0;
   std::size_t remaining = r;  // rank still to find among the entries matching the prefix
+  const float* v = values.data();
+  const std::size_t n = values.size();
   for (const Digit& digit : digits) {
     const std::uint32_t buckets = 1u << digit.bits, bucket_mask = buckets - 1;
-    std::fill_n(histogram.begin(), buckets, 0u);
-    for (const float v : values) {
-      const auto key = static_cast<std::uint32_t>(abs_key(v));
-      if ((key & prefix_mask) == prefix) ++histogram[(key >> digit.shift) & bucket_mask];
+    for (auto& lane : lanes) std::fill_n(lane.begin(), buckets, 0u);
+    const auto count = [&](std::size_t lane, float value) {
+      const auto key = static_cast<std::uint32_t>(abs_key(value));
+      lanes[lane][(key >> digit.shift) & bucket_mask] += (key & prefix_mask) == prefix;
+    };
+    std::size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (std::size_t lane = 0; lane < kLanes; ++lane) count(lane, v[i + lane]);
+    }
+    for (; i < n; ++i) count(0, v[i]);
+    for (std::uint32_t b = 0; b < buckets; ++b) {
+      histogram[b] = lanes[0][b] + lanes[1][b] + lanes[2][b] + lanes[3][b];
     }
     std::uint32_t bucket = buckets - 1;
     while (remaining > histogram[bucket]) remaining -= histogram[bucket--];
@@ -48,11 +62,13 @@ RankedKey rank_key(std::span<const float> values, std::size_t r) {
 AbsKey keep_top_k(float* values, std::uint32_t* indices, std::size_t n, std::size_t k) {
   const RankedKey cut = rank_key({values, n}, k);
   std::size_t kept = 0, equal_left = cut.equal_taken;
+  // About half of a gTop-k union is kept, at random: no branch on it, which would be mispredicted
+  // half the time. Every entry is written at `kept`, which advances only past those taken.
   for (std::size_t i = 0; i < n; ++i) {
     const AbsKey key = abs_key(values[i]);
-    const bool equal = key == cut.key;
-    const bool take = key > cut.key || (equal && equal_left != 0);
-    equal_left -= equal && take;
+    const std::size_t equal = key == cut.key;
+    const std::size_t take = static_cast<std::size_t>(key > cut.key) | (equal & (equal_left != 0));
+    equal_left -= equal & take;
     values[kept] = values[i];
     indices[kept] = indices[i];
     kept += take;

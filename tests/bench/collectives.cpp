@@ -14,6 +14,7 @@
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/stopwatch.hpp"
 #include "kernels/sampling.hpp"
+#include "kernels/sparse_ops.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
 
@@ -66,6 +67,10 @@ void run(const Settings& s) {
                                    local);
   std::vector<float> update(s.d);
   std::vector<std::uint8_t> applied;
+  // A partner's set, as one round of gTop-k receives it: other indices, values alike.
+  kernels::SparseSet partner, merged;
+  kernels::RandomSelector().select(gradient, k, 2000 + static_cast<std::uint64_t>(comm.rank()),
+                                   partner);
 
   std::vector<std::pair<std::string, Measurement>> results;
   results.emplace_back("dense_allreduce", measure(comm, s.repeats, [&] {
@@ -79,6 +84,10 @@ void run(const Settings& s) {
         name == "allgather" ? "topk_allgather" : "gtopk",
         measure(comm, s.repeats, [&] { aggregation->exchange(local, k, applied); }));
     if (name == "gtopk") {
+      // One round's merge alone, without the transfer: the software cost of a round.
+      results.emplace_back("gtopk_merge", measure(comm, s.repeats, [&] {
+                             kernels::merge_keep_k(local, partner, k, merged);
+                           }));
       results.emplace_back("sparse_write_update",
                            measure(comm, s.repeats, [&] { aggregation->write_update(update); }));
     }
