@@ -21,6 +21,24 @@
 namespace commsgd::trainer {
 namespace {
 
+// --flag takes one of `choices`' names and writes the value it stands for into `target`.
+template <class E, std::size_t N>
+CLI::Option* add_choice(CLI::App& app, const std::string& flag, E& target,
+                        const std::array<Choice<E>, N>& choices, const std::string& help) {
+  std::vector<std::string> names;
+  for (const Choice<E>& c : choices) names.emplace_back(c.name);
+  return app
+      .add_option_function<std::string>(
+          flag,
+          [&target, &choices](const std::string& name) {
+            for (const Choice<E>& c : choices) {
+              if (c.name == name) target = c.value;
+            }
+          },
+          help)
+      ->check(CLI::IsMember(names));
+}
+
 const char* const kDescription =
     "commsgd-train: data-parallel training with one of several communication-efficient\n"
     "distributed SGD algorithms. Launch with `mpirun -np P commsgd-train ...` or\n"
@@ -282,10 +300,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--val-fraction", o.val_fraction, "csv: fraction of rows held out for validation")
       ->check(CLI::Range(0.0, 0.99) & kFinite)
       ->group(data);
-  app.add_option("--val-split", o.val_split,
-                 "csv: which rows are held out: interleaved (spread evenly through the file) or "
-                 "tail (the last rows)")
-      ->check(CLI::IsMember({"interleaved", "tail"}))
+  add_choice(app, "--val-split", o.val_split, kValSplits,
+             "csv: which rows are held out: interleaved (spread evenly through the file) or tail "
+             "(the last rows)")
       ->group(data);
   app.add_option("--synthetic-shape", o.synthetic_shape, "C,H,W of synthetic samples")
       ->delimiter(',')
@@ -304,11 +321,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--no-normalize", o.no_normalize,
                "Feed raw pixel/feature values (default: standardize)")
       ->group(data);
-  app.add_option("--augment", o.augment,
-                 "Random crop (pad 4) and horizontal flip of training images (image-folder: "
-                 "random-resized crop and flip; off: the validation resize and centre crop); "
-                 "auto: on for cifar10 and image-folder")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
+  add_choice(app, "--augment", o.augment, kAugments,
+             "Random crop (pad 4) and horizontal flip of training images (image-folder: "
+             "random-resized crop and flip; off: the validation resize and centre crop); auto: on "
+             "for cifar10 and image-folder")
       ->group(data);
   app.add_option("--image-size", o.image_size,
                  "image-folder: side of the square images fed to the model (0: 224)")
@@ -341,11 +357,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--warmup-epochs", o.warmup_epochs, "Linear lr warm-up over these epochs")
       ->check(kNonNegative)
       ->group(opt);
-  app.add_option("--warmup-start", o.warmup_start,
-                 "Where the warm-up starts: zero (the lr times (t+1)/T at iteration t of T, Goyal "
-                 "et al.) or lr-over-workers (from lr/P up to lr: the gTop-k and SGP codes' "
-                 "warm-up; with --scale-lr that is from the unscaled lr)")
-      ->check(CLI::IsMember({"zero", "lr-over-workers"}))
+  add_choice(app, "--warmup-start", o.warmup_start, kWarmupStarts,
+             "Where the warm-up starts: zero (the lr times (t+1)/T at iteration t of T, Goyal "
+             "et al.) or lr-over-workers (from lr/P up to lr: the gTop-k and SGP codes' "
+             "warm-up; with --scale-lr that is from the unscaled lr)")
       ->group(opt);
   app.add_option("--lr-update-every", o.lr_update_every,
                  "Recompute the lr only every N iterations of an epoch and hold it in between "
@@ -357,10 +372,9 @@ void add_options(CLI::App& app, Options& o) {
                  "Clip the synchronized gradient to this global L2 norm (0: off)")
       ->check(kNonNegative)
       ->group(opt);
-  app.add_option("--on-nonfinite", o.on_nonfinite,
-                 "NaN/Inf in a loss or the synchronized gradient: stop (the run fails) or "
-                 "skip-step (drop that batch's gradient, or the whole update, and go on)")
-      ->check(CLI::IsMember({"stop", "skip-step"}))
+  add_choice(app, "--on-nonfinite", o.on_nonfinite, kOnNonfinites,
+             "NaN/Inf in a loss or the synchronized gradient: stop (the run fails) or skip-step "
+             "(drop that batch's gradient, or the whole update, and go on)")
       ->group(opt);
   app.add_option("--eval-batch-size", o.eval_batch_size, "Samples per validation batch")
       ->check(kPositive)
@@ -369,14 +383,13 @@ void add_options(CLI::App& app, Options& o) {
                "lstm: validate each batch from a zero recurrent state, as the gTop-k and "
                "GaussianK-SGD codes do (default: the state carries through the validation text)")
       ->group(opt);
-  app.add_option("--eval-model", o.eval_model,
-                 "Classifiers: what an epoch's validation scores. consensus: the mean of the "
-                 "ranks' parameters (for gossip; the one model of the synchronous algorithms), "
-                 "with rank 0's batch-norm statistics, the validation set shared out over the "
-                 "ranks. local: every rank scores its own parameters and batch-norm statistics "
-                 "on the whole validation set, and the scores are averaged over ranks, as the "
-                 "SGP code reports its gossip runs (P times the evaluation work)")
-      ->check(CLI::IsMember({"consensus", "local"}))
+  add_choice(app, "--eval-model", o.eval_model, kEvalModels,
+             "Classifiers: what an epoch's validation scores. consensus: the mean of the "
+             "ranks' parameters (for gossip; the one model of the synchronous algorithms), "
+             "with rank 0's batch-norm statistics, the validation set shared out over the "
+             "ranks. local: every rank scores its own parameters and batch-norm statistics "
+             "on the whole validation set, and the scores are averaged over ranks, as the "
+             "SGP code reports its gossip runs (P times the evaluation work)")
       ->group(opt);
 
   const std::string rec = "Recording";
@@ -477,13 +490,13 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["data_path"] = o.data_path;
   json["csv_shape"] = o.csv_shape;
   json["val_fraction"] = o.val_fraction;
-  json["val_split"] = o.val_split;
+  json["val_split"] = name_of(kValSplits, o.val_split);
   json["synthetic_shape"] = o.synthetic_shape;
   json["synthetic_classes"] = o.synthetic_classes;
   json["synthetic_train"] = o.synthetic_train;
   json["synthetic_val"] = o.synthetic_val;
   json["no_normalize"] = o.no_normalize;
-  json["augment"] = o.augment;
+  json["augment"] = name_of(kAugments, o.augment);
   json["image_size"] = o.image_size;
   json["loader_threads"] = o.loader_threads;
   json["batch_size"] = o.batch_size;
@@ -494,14 +507,14 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["no_decay_bn_bias"] = o.no_decay_bn_bias;
   json["lr_schedule"] = o.lr_schedule;
   json["warmup_epochs"] = o.warmup_epochs;
-  json["warmup_start"] = o.warmup_start;
+  json["warmup_start"] = name_of(kWarmupStarts, o.warmup_start);
   json["lr_update_every"] = o.lr_update_every;
   json["scale_lr"] = o.scale_lr;
   json["clip_grad_norm"] = o.clip_grad_norm;
-  json["on_nonfinite"] = o.on_nonfinite;
+  json["on_nonfinite"] = name_of(kOnNonfinites, o.on_nonfinite);
   json["eval_batch_size"] = o.eval_batch_size;
   json["eval_reset_state"] = o.eval_reset_state;
-  json["eval_model"] = o.eval_model;
+  json["eval_model"] = name_of(kEvalModels, o.eval_model);
   json["db"] = o.db;
   json["db_dir"] = o.db_dir;
   json["log_every"] = o.log_every;
@@ -565,7 +578,7 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
 }
 
 double warmup_start_fraction(const Options& o, int workers) {
-  return o.warmup_start == "lr-over-workers" ? 1.0 / workers : 0.0;
+  return o.warmup_start == WarmupStart::lr_over_workers ? 1.0 / workers : 0.0;
 }
 
 void validate(const Options& o) {
@@ -598,7 +611,7 @@ void validate(const Options& o) {
   if (o.eval_reset_state && !language_model) {
     throw UsageError("--eval-reset-state applies to --model lstm only");
   }
-  if (o.eval_model == "local" && language_model) {
+  if (o.eval_model == EvalModel::local && language_model) {
     throw UsageError("--eval-model local applies to the classifiers, not --model " + o.model);
   }
   if (model.from_file && o.model_file.empty()) {

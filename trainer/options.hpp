@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "trainer/choices.hpp"
+#include "trainer/data/dataset.hpp"
 #include "trainer/stall_timeout.hpp"
 
 namespace CLI {
@@ -14,6 +16,30 @@ class App;
 }
 
 namespace commsgd::trainer {
+
+// --val-split (csv): which rows are held out.
+inline constexpr std::array<Choice<data::ValSplit>, 2> kValSplits = {
+    {{"interleaved", data::ValSplit::interleaved}, {"tail", data::ValSplit::tail}}};
+
+// --augment: auto is on for cifar10 and image-folder, off otherwise.
+enum class Augment { automatic, on, off };
+inline constexpr std::array<Choice<Augment>, 3> kAugments = {
+    {{"auto", Augment::automatic}, {"on", Augment::on}, {"off", Augment::off}}};
+
+// --warmup-start: where a warm-up starts, 0 or lr/P.
+enum class WarmupStart { zero, lr_over_workers };
+inline constexpr std::array<Choice<WarmupStart>, 2> kWarmupStarts = {
+    {{"zero", WarmupStart::zero}, {"lr-over-workers", WarmupStart::lr_over_workers}}};
+
+// --on-nonfinite: what a NaN or Inf in a loss or an update does.
+enum class OnNonfinite { stop, skip_step };
+inline constexpr std::array<Choice<OnNonfinite>, 2> kOnNonfinites = {
+    {{"stop", OnNonfinite::stop}, {"skip-step", OnNonfinite::skip_step}}};
+
+// --eval-model: the consensus of the ranks' parameters, or each rank's own.
+enum class EvalModel { consensus, local };
+inline constexpr std::array<Choice<EvalModel>, 2> kEvalModels = {
+    {{"consensus", EvalModel::consensus}, {"local", EvalModel::local}}};
 
 // Bad input from the person at the keyboard (a flag, a config file, a path): reported as one line,
 // exit code 2, before any rank starts training.
@@ -65,13 +91,13 @@ struct Options {
   std::string data_path;
   std::vector<int> csv_shape;
   double val_fraction = 0.2;
-  std::string val_split = "interleaved";
+  data::ValSplit val_split = data::ValSplit::interleaved;
   std::vector<int> synthetic_shape = {1, 8, 8};
   int synthetic_classes = 10;
   long synthetic_train = 2048;
   long synthetic_val = 512;
   bool no_normalize = false;
-  std::string augment = "auto";
+  Augment augment = Augment::automatic;
   int image_size = 0;      // image-folder: 0 means 224
   int loader_threads = 0;  // image-folder: 0 means the node's cores divided among its ranks
   // Optimization
@@ -83,14 +109,14 @@ struct Options {
   bool no_decay_bn_bias = false;
   std::string lr_schedule;
   double warmup_epochs = 0;
-  std::string warmup_start = "zero";  // or "lr-over-workers"
+  WarmupStart warmup_start = WarmupStart::zero;
   int lr_update_every = 1;
   bool scale_lr = false;
   double clip_grad_norm = 0;
-  std::string on_nonfinite = "stop";  // or "skip-step"
+  OnNonfinite on_nonfinite = OnNonfinite::stop;
   int eval_batch_size = 256;
   bool eval_reset_state = false;
-  std::string eval_model = "consensus";  // or "local"
+  EvalModel eval_model = EvalModel::consensus;
   // Record
   std::string db;
   std::string db_dir = "runs";

@@ -44,7 +44,7 @@ data::DatasetOptions dataset_options(const Options& o) {
   if (!o.csv_shape.empty())
     d.csv_shape = data::SampleShape{o.csv_shape[0], o.csv_shape[1], o.csv_shape[2]};
   d.val_fraction = o.val_fraction;
-  d.val_split = o.val_split == "tail" ? data::ValSplit::tail : data::ValSplit::interleaved;
+  d.val_split = o.val_split;
   d.synthetic_shape = {o.synthetic_shape[0], o.synthetic_shape[1], o.synthetic_shape[2]};
   d.synthetic_classes = o.synthetic_classes;
   d.synthetic_train = static_cast<std::size_t>(o.synthetic_train);
@@ -171,8 +171,8 @@ Evaluation evaluate_model(Model& model, FlatParameters& flat, algorithms::Algori
 }
 
 bool augment_enabled(const Options& o) {
-  return o.augment == "on" ||
-         (o.augment == "auto" && (o.dataset == "cifar10" || o.dataset == "image-folder"));
+  return o.augment == Augment::on || (o.augment == Augment::automatic &&
+                                      (o.dataset == "cifar10" || o.dataset == "image-folder"));
 }
 
 // Images are decoded by a prefetching loader, every other data set is gathered from memory.
@@ -398,7 +398,7 @@ class TrainingLoop {
         s_(s),
         watchdog_(watchdog),
         rank0_(comm.rank() == 0),
-        skip_nonfinite_(o.on_nonfinite == "skip-step"),
+        skip_nonfinite_(o.on_nonfinite == OnNonfinite::skip_step),
         total_iterations_(o.max_steps > 0
                               ? std::min<long>(o.max_steps, s.iterations_per_epoch * o.epochs)
                               : s.iterations_per_epoch * o.epochs),
@@ -688,7 +688,7 @@ class TrainingLoop {
 
   Evaluation end_epoch(int epoch, long iterations_done, double samples_per_second) {
     comm_.allreduce(std::span(train_sums_), comm::ReduceOp::sum);
-    const bool local = o_.eval_model == "local";
+    const bool local = o_.eval_model == EvalModel::local;
     if (!local) {  // evaluate rank 0's batch-norm statistics everywhere
       s_.flat->buffers_to_host();
       comm_.broadcast(s_.flat->buffers(), 0);

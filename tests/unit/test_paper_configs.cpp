@@ -54,7 +54,7 @@ TEST_P(PaperConfigs, AreTheOriginalsRun) {
   EXPECT_FALSE(o.nesterov);
   EXPECT_FALSE(o.scale_lr);  // the lr is per worker as given: no scaling with P in either code
   EXPECT_DOUBLE_EQ(o.warmup_epochs, want.warmup_epochs);
-  EXPECT_EQ(o.warmup_start, want.warmup_start);
+  EXPECT_EQ(name_of(kWarmupStarts, o.warmup_start), want.warmup_start);
   EXPECT_EQ(o.lr_schedule, want.lr_schedule);
   EXPECT_DOUBLE_EQ(o.density, want.density);
   EXPECT_EQ(o.density_schedule, want.density_schedule);
@@ -148,14 +148,14 @@ TEST(PaperConfigs, SgpIsTheOriginalsRun) {
   EXPECT_DOUBLE_EQ(o.weight_decay, 1e-4);
   EXPECT_FALSE(o.no_decay_bn_bias);
   EXPECT_DOUBLE_EQ(o.warmup_epochs, 5);
-  EXPECT_EQ(o.warmup_start, "lr-over-workers");
+  EXPECT_EQ(o.warmup_start, WarmupStart::lr_over_workers);
   EXPECT_EQ(o.lr_update_every, 100);  // gossip_sgd.py:386-388
   EXPECT_EQ(o.lr_schedule, "30:0.1,60:0.1,80:0.1");
   EXPECT_TRUE(o.zero_init_residual);
   EXPECT_DOUBLE_EQ(o.fc_init_std, 0.01);
   // gossip_sgd.py:317 validates each rank's own model on the whole, unsharded validation set
   // (make_dataloader's val_loader, gossip_sgd.py:571-580, has no sampler).
-  EXPECT_EQ(o.eval_model, "local");
+  EXPECT_EQ(o.eval_model, EvalModel::local);
 }
 
 // job_scripts/submit_DPSGD_ETH.sh:19-26 and submit_ADPSGD_ETH.sh:20-27: the SGP script's settings
