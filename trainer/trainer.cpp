@@ -1,6 +1,5 @@
 #include "trainer/trainer.hpp"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <fmt/core.h>
 #include <torch/cuda.h>
@@ -8,7 +7,6 @@
 #include <torch/utils.h>
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -20,11 +18,13 @@
 #include "trainer/data/batch_reader.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/sampler.hpp"
+#include "trainer/evaluation.hpp"
 #include "trainer/flat_parameters.hpp"
 #include "trainer/lr_schedule.hpp"
 #include "trainer/models.hpp"
 #include "trainer/progress.hpp"
 #include "trainer/rank_record.hpp"
+#include "trainer/resume.hpp"
 #include "trainer/run_info.hpp"
 #include "trainer/setup_check.hpp"
 #include "trainer/stall_watchdog.hpp"
@@ -58,116 +58,6 @@ data::DatasetOptions dataset_options(const Options& o) {
 std::filesystem::path database_path(const Options& o, const std::string& run_id) {
   if (!o.db.empty()) return o.db;
   return std::filesystem::path(o.db_dir) / (run_id + ".sqlite");
-}
-
-struct Evaluation {
-  double loss = 0, top1 = 0;
-  std::optional<double> top5;
-  std::optional<double> perplexity;  // language models
-};
-
-// Sums for an evaluation: loss, top-1 hits, top-5 hits, rows scored.
-using EvaluationSums = std::array<double, 4>;
-
-void score(const torch::Tensor& logits, const torch::Tensor& y, bool has_top5,
-           EvaluationSums& sums) {
-  sums[0] += torch::nn::functional::cross_entropy(
-                 logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                 .item<double>();
-  const torch::Tensor top = std::get<1>(logits.topk(has_top5 ? 5 : 1, 1));
-  const torch::Tensor hits = top.eq(y.unsqueeze(1));
-  sums[1] += hits.select(1, 0).sum().item<double>();
-  if (has_top5) sums[2] += hits.any(1).sum().item<double>();
-  sums[3] += static_cast<double>(y.numel());
-}
-
-Evaluation combine(EvaluationSums sums, bool has_top5, comm::Communicator& comm) {
-  comm.allreduce(std::span(sums), comm::ReduceOp::sum);
-  Evaluation e;
-  e.loss = sums[0] / sums[3];
-  e.top1 = sums[1] / sums[3];
-  if (has_top5) e.top5 = sums[2] / sums[3];
-  return e;
-}
-
-// Each rank scores the validation samples i ≡ rank (mod P), or with `every_sample` all of them;
-// the sums are combined, so the score is the whole set's (every sample counted once), or the
-// mean over ranks of each rank's score on the whole set.
-Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, const data::Dataset& ds,
-                               int batch_size, bool every_sample, const torch::Device& device,
-                               comm::Communicator& comm) {
-  const data::SampleShape& shape = ds.shape;
-  std::vector<std::uint32_t> indices;
-  const auto first_index = every_sample ? 0 : static_cast<std::size_t>(comm.rank());
-  const auto stride = every_sample ? 1 : static_cast<std::size_t>(comm.size());
-  for (std::size_t i = first_index; i < ds.validation_size(); i += stride) {
-    indices.push_back(static_cast<std::uint32_t>(i));
-  }
-  const auto b = static_cast<std::size_t>(batch_size);
-  validation.begin_epoch(indices, b, 0);
-  const bool has_top5 = ds.num_classes > 5;
-  EvaluationSums sums{};
-  std::vector<float> features;
-  std::vector<std::int64_t> labels;
-  for (std::size_t first = 0; first < indices.size(); first += b) {
-    const std::size_t count = std::min(b, indices.size() - first);
-    features.resize(count * shape.numel());
-    labels.resize(count);
-    validation.read(first, count, features, labels);
-    const auto n = static_cast<std::int64_t>(count);
-    const torch::Tensor x =
-        torch::from_blob(features.data(), {n, shape.channels, shape.height, shape.width});
-    score(model.forward(x.to(device)),
-          torch::from_blob(labels.data(), {n}, torch::kInt64).to(device), has_top5, sums);
-  }
-  return combine(sums, has_top5, comm);
-}
-
-// Each rank reads its contiguous share of the validation text as streams, from a fresh state
-// (every batch, with `reset_every_batch`, as the gTop-k and GaussianK-SGD codes validate); every
-// token is scored once. Perplexity is exp of the mean loss per token.
-Evaluation evaluate_language_model(Model& model, const data::TokenStreams& validation,
-                                   bool reset_every_batch, const torch::Device& device,
-                                   comm::Communicator& comm) {
-  model.reset_state();
-  EvaluationSums sums{};
-  std::vector<std::int64_t> tokens, targets;
-  for (std::size_t batch = 0; batch < validation.batches(); ++batch) {
-    if (reset_every_batch) model.reset_state();
-    const std::size_t rows = validation.rows(batch);
-    tokens.resize(rows * validation.streams());
-    targets.resize(tokens.size());
-    validation.read(batch, tokens, targets);
-    const auto shape = {static_cast<std::int64_t>(rows),
-                        static_cast<std::int64_t>(validation.streams())};
-    score(
-        model.forward(torch::from_blob(tokens.data(), shape, torch::kInt64).to(device)),
-        torch::from_blob(targets.data(), {static_cast<std::int64_t>(targets.size())}, torch::kInt64)
-            .to(device),
-        true, sums);
-  }
-  model.reset_state();
-  Evaluation e = combine(sums, true, comm);
-  e.perplexity = std::exp(e.loss);
-  return e;
-}
-
-// Evaluates what the algorithm says is the model (for gossip algorithms the consensus average,
-// which it puts in the parameters), or with `own_parameters` each rank's own, leaving the local
-// parameters as they were. The consensus is taken either way: it is what gives the gossip
-// algorithms' consensus distance.
-template <class Evaluate>
-Evaluation evaluate_model(Model& model, FlatParameters& flat, algorithms::Algorithm& algorithm,
-                          bool own_parameters, Evaluate&& evaluate) {
-  const torch::NoGradGuard no_grad;
-  model.eval();
-  algorithm.begin_evaluation(flat.params(), own_parameters);
-  flat.params_to_device();
-  const Evaluation e = evaluate();
-  algorithm.end_evaluation(flat.params());
-  flat.params_to_device();
-  model.train();
-  return e;
 }
 
 bool augment_enabled(const Options& o) {
@@ -206,22 +96,6 @@ void write_params(const std::string& path, std::span<const float> params) {
 }
 
 // LibTorch's CPU generator (dropout, and anything else drawing from it) as bytes, for checkpoints.
-std::vector<std::byte> torch_rng_state() {
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
-  const std::lock_guard lock(generator.mutex());
-  const at::Tensor state = generator.get_state();
-  const auto* begin = reinterpret_cast<const std::byte*>(state.data_ptr<std::uint8_t>());
-  return {begin, begin + state.numel()};
-}
-
-void set_torch_rng_state(std::span<const std::byte> bytes) {
-  at::Tensor state = torch::empty({static_cast<std::int64_t>(bytes.size())}, torch::kUInt8);
-  std::memcpy(state.data_ptr<std::uint8_t>(), bytes.data(), bytes.size());
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
-  const std::lock_guard lock(generator.mutex());
-  generator.set_state(state);
-}
-
 // Everything a run needs, built identically on every rank before training starts.
 struct Setup {
   torch::Device device = torch::kCPU;
@@ -777,85 +651,6 @@ class TrainingLoop {
 // The checkpoint to resume from: the newest that every rank can read (rank 0's listing says
 // which exist), or none under --resume auto when there is none. Collective; throws UsageError
 // when the checkpoint belongs to another configuration.
-std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Communicator& comm) {
-  std::vector<std::filesystem::path> candidates = {o.resume};
-  if (o.resume == "auto") {
-    std::vector<std::int64_t> steps;
-    if (comm.rank() == 0) {
-      for (const auto& c : checkpoints_newest_first(o.checkpoint_dir)) {
-        steps.push_back(checkpoint_step(c));
-      }
-    }
-    std::int64_t count = static_cast<std::int64_t>(steps.size());
-    comm.broadcast(std::span(&count, 1), 0);
-    steps.resize(static_cast<std::size_t>(count));
-    comm.broadcast(std::span(steps), 0);
-    candidates.clear();
-    for (const std::int64_t step : steps)
-      candidates.push_back(checkpoint_path(o.checkpoint_dir, step));
-  }
-  enum Verdict : std::int64_t { usable = 0, unreadable = 1, mismatched = 2 };
-  for (const std::filesystem::path& candidate : candidates) {
-    std::int64_t verdict = usable;
-    std::string problem;
-    std::optional<RankCheckpoint> mine;
-    try {
-      mine = read_rank_checkpoint(candidate, comm.rank());
-      if (mine->world_size != comm.size()) {
-        verdict = mismatched;
-        problem =
-            fmt::format("it was taken with {} workers, not {}", mine->world_size, comm.size());
-      } else if (mine->options_hash != computation_hash(o)) {
-        verdict = mismatched;
-        problem =
-            "it was taken with other options (only where to record and checkpoint may change)";
-      }
-    } catch (const CheckpointError& e) {
-      verdict = unreadable;
-      problem = e.what();
-    }
-    std::int64_t worst = verdict;
-    comm.allreduce(std::span(&worst, 1), comm::ReduceOp::max);
-    if (worst == usable) return mine;
-    if (worst == mismatched) {
-      throw UsageError(
-          fmt::format("--resume: {}: {}", candidate.string(),
-                      problem.empty() ? "another rank's file does not match this run" : problem));
-    }
-    if (!problem.empty()) {
-      fmt::print(stderr,
-                 "commsgd-train: warning: rank {}: unusable checkpoint: {}; trying an older one\n",
-                 comm.rank(), problem);
-    }
-    if (o.resume != "auto") {
-      throw UsageError(
-          fmt::format("--resume: {} cannot be read on every rank", candidate.string()));
-    }
-  }
-  if (comm.rank() == 0) {
-    fmt::print(stderr, "commsgd-train: no usable checkpoint in {}: starting from the beginning\n",
-               o.checkpoint_dir);
-  }
-  return std::nullopt;
-}
-
-// Puts a checkpoint's model and algorithm state in place of the freshly built ones.
-void restore(const RankCheckpoint& c, Setup& s) {
-  const auto copy = [](const std::vector<float>& from, std::span<float> to, const char* what) {
-    if (from.size() != to.size()) {
-      throw CheckpointError(
-          fmt::format("checkpoint: {} {} values, the model has {}", what, from.size(), to.size()));
-    }
-    std::copy(from.begin(), from.end(), to.begin());
-  };
-  copy(c.params, s.flat->params(), "parameters:");
-  copy(c.buffers, s.flat->buffers(), "buffers:");
-  s.flat->buffers_to_device();
-  set_torch_rng_state(c.torch_rng);
-  algorithms::StateReader state(std::span<const std::byte>(c.algorithm_state));
-  s.algorithm->load_state(state);
-}
-
 }  // namespace
 
 TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
@@ -876,7 +671,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   if (!o.resume.empty()) {
     set_up_together(comm, [&] {
       resumed = find_resume_checkpoint(o, comm);
-      if (resumed) restore(*resumed, s);
+      if (resumed) restore(*resumed, *s.flat, *s.algorithm);
     });
   }
   if (resumed) s.run.id = resumed->run_id;
