@@ -1,16 +1,13 @@
 #include "trainer/trainer.hpp"
 
-#include <ATen/Parallel.h>
 #include <fmt/core.h>
-#include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
 #include <algorithm>
 #include <fstream>
-#include <thread>
 
-#include "algorithms/catalog.hpp"
+#include "algorithms/epoch_schedule.hpp"
 #include "algorithms/stopwatch.hpp"
 #include "kernels/sgd.hpp"
 #include "kernels/vector_ops.hpp"
@@ -26,6 +23,7 @@
 #include "trainer/rank_record.hpp"
 #include "trainer/resume.hpp"
 #include "trainer/run_info.hpp"
+#include "trainer/setup.hpp"
 #include "trainer/setup_check.hpp"
 #include "trainer/stall_watchdog.hpp"
 #include "trainer/step_metrics.hpp"
@@ -37,55 +35,9 @@ namespace {
 
 using algorithms::Stopwatch;
 
-data::DatasetOptions dataset_options(const Options& o) {
-  data::DatasetOptions d;
-  d.kind = o.dataset;
-  d.path = o.data_path;
-  if (!o.csv_shape.empty())
-    d.csv_shape = data::SampleShape{o.csv_shape[0], o.csv_shape[1], o.csv_shape[2]};
-  d.val_fraction = o.val_fraction;
-  d.val_split = o.val_split;
-  d.synthetic_shape = {o.synthetic_shape[0], o.synthetic_shape[1], o.synthetic_shape[2]};
-  d.synthetic_classes = o.synthetic_classes;
-  d.synthetic_train = static_cast<std::size_t>(o.synthetic_train);
-  d.synthetic_val = static_cast<std::size_t>(o.synthetic_val);
-  d.seed = o.seed;
-  d.normalize = !o.no_normalize;
-  d.image_size = o.image_size > 0 ? o.image_size : 224;
-  return d;
-}
-
 std::filesystem::path database_path(const Options& o, const std::string& run_id) {
   if (!o.db.empty()) return o.db;
   return std::filesystem::path(o.db_dir) / (run_id + ".sqlite");
-}
-
-bool augment_enabled(const Options& o) {
-  return o.augment == Augment::on || (o.augment == Augment::automatic &&
-                                      (o.dataset == "cifar10" || o.dataset == "image-folder"));
-}
-
-// Images are decoded by a prefetching loader, every other data set is gathered from memory.
-// Training batches are augmented as --augment says; with an image folder that is torchvision's
-// random-resized crop and flip, and without it the validation transform.
-std::unique_ptr<data::BatchReader> make_reader(const Options& o, const data::Dataset& ds,
-                                               bool training, int rank,
-                                               std::size_t loader_threads) {
-  const bool augment = training && augment_enabled(o);
-  const std::uint64_t rng_state = o.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(rank);
-  const std::optional<data::ImageFolder>& images =
-      training ? ds.train_images : ds.validation_images;
-  if (images) {
-    const data::ImageLoaderOptions loader{
-        .output_size = ds.shape.height,
-        .threads = loader_threads,
-        .prefetch = 2,
-        .mode = augment ? data::ImageMode::train : data::ImageMode::validation};
-    return std::make_unique<data::BatchReader>(*images, loader, rng_state);
-  }
-  return std::make_unique<data::BatchReader>(
-      training ? ds.train : ds.validation, ds.shape,
-      data::Augmentation{.random_crop = augment, .horizontal_flip = augment}, rng_state);
 }
 
 void write_params(const std::string& path, std::span<const float> params) {
@@ -93,117 +45,6 @@ void write_params(const std::string& path, std::span<const float> params) {
   out.write(reinterpret_cast<const char*>(params.data()),
             static_cast<std::streamsize>(params.size_bytes()));
   if (!out) throw std::runtime_error("--dump-params: cannot write " + path);
-}
-
-// LibTorch's CPU generator (dropout, and anything else drawing from it) as bytes, for checkpoints.
-// Everything a run needs, built identically on every rank before training starts.
-struct Setup {
-  torch::Device device = torch::kCPU;
-  data::Dataset dataset;
-  std::size_t loader_threads = 1;  // image-folder: decoding threads per batch reader
-  std::shared_ptr<Model> model;
-  std::unique_ptr<FlatParameters> flat;
-  std::unique_ptr<data::DistributedSampler> sampler;                    // classifiers
-  std::optional<data::TokenStreams> train_streams, validation_streams;  // language models
-  std::unique_ptr<algorithms::Algorithm> algorithm;
-  long iterations_per_epoch = 0;
-  std::optional<record::RunDatabase> db;  // rank 0 only
-  record::RunInfo run;
-};
-
-// A language model's batches: each rank's share of the text as --batch-size streams (and the
-// validation text as --eval-batch-size streams), --bptt tokens of each per iteration.
-void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) {
-  const auto share = [&](std::size_t tokens) {
-    return tokens / static_cast<std::size_t>(comm.size());
-  };
-  for (const auto& [option, streams, tokens] :
-       {std::tuple{"--batch-size", o.batch_size, s.dataset.train_size()},
-        std::tuple{"--eval-batch-size", o.eval_batch_size, s.dataset.validation_size()}}) {
-    if (share(tokens) / static_cast<std::size_t>(streams) < 2) {
-      throw UsageError(fmt::format(
-          "{} {}: the text ({} tokens over {} workers) is too short for that many streams", option,
-          streams, tokens, comm.size()));
-    }
-  }
-  s.train_streams.emplace(s.dataset.text->train, comm.rank(), comm.size(),
-                          static_cast<std::size_t>(o.batch_size), static_cast<std::size_t>(o.bptt));
-  s.validation_streams.emplace(s.dataset.text->validation, comm.rank(), comm.size(),
-                               static_cast<std::size_t>(o.eval_batch_size),
-                               static_cast<std::size_t>(o.bptt));
-  s.iterations_per_epoch = static_cast<long>(s.train_streams->full_batches());
-  if (s.iterations_per_epoch == 0) {
-    throw UsageError(fmt::format(
-        "--bptt {} is longer than each worker's streams of the training text ({} tokens over "
-        "{} workers and --batch-size {} streams)",
-        o.bptt, s.dataset.train_size(), comm.size(), o.batch_size));
-  }
-}
-
-// --device as a LibTorch device; "cuda" is the GPU of the rank's node-local rank (modulo the GPUs
-// it sees, for a launcher that already gave each rank its own).
-torch::Device resolve_device(const std::string& option, int local_rank) {
-  if (option == "cpu") return torch::kCPU;
-  if (!torch::cuda::is_available()) {
-    throw UsageError("--device " + option +
-                     ": LibTorch sees no CUDA device (no GPU visible to this rank, or a LibTorch "
-                     "built without CUDA)");
-  }
-  const auto gpus = static_cast<int>(torch::cuda::device_count());
-  const int index = option == "cuda" ? local_rank % gpus : std::stoi(option.substr(5));
-  if (index >= gpus) {
-    throw UsageError(fmt::format("--device {}: this rank sees {} GPUs", option, gpus));
-  }
-  return {torch::kCUDA, static_cast<torch::DeviceIndex>(index)};
-}
-
-Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
-  Setup s;
-  s.device = resolve_device(o.device, where.local_rank);
-  const int cores_per_rank = std::max(
-      1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, where.local_size));
-  at::set_num_threads(o.threads > 0 ? o.threads : cores_per_rank);
-
-  s.dataset = data::load_dataset(dataset_options(o));
-  s.loader_threads =
-      static_cast<std::size_t>(o.loader_threads > 0 ? o.loader_threads : cores_per_rank);
-  torch::manual_seed(o.seed);
-  ModelSpec spec{o.model,
-                 s.dataset.shape.channels,
-                 s.dataset.shape.height,
-                 s.dataset.shape.width,
-                 s.dataset.num_classes,
-                 o.mlp_hidden,
-                 {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings},
-                 {o.zero_init_residual, o.fc_init_std},
-                 o.model_file};
-  s.model = make_model(spec);
-  s.model->to(s.device);
-  s.flat = std::make_unique<FlatParameters>(*s.model);
-
-  if (s.dataset.text) {
-    set_up_token_streams(o, comm, s);
-  } else {
-    s.sampler = std::make_unique<data::DistributedSampler>(s.dataset.train_size(), comm.rank(),
-                                                           comm.size(), o.seed);
-    if (static_cast<std::size_t>(o.batch_size) > s.sampler->shard_size()) {
-      throw UsageError(
-          fmt::format("--batch-size {} is larger than each worker's shard of the "
-                      "training set ({} samples over {} workers = {})",
-                      o.batch_size, s.dataset.train_size(), comm.size(), s.sampler->shard_size()));
-    }
-    s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
-  }
-  s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
-  if (s.algorithm->overlaps_backward()) {
-    algorithms::Algorithm* algorithm = s.algorithm.get();
-    s.flat->on_gradient_ready([algorithm](std::size_t offset, std::size_t count) {
-      algorithm->gradient_ready(offset, count);
-    });
-  }
-
-  s.run = make_run_info(o, s.device.str(), comm.size(), where.nodes, s.flat->params().size());
-  return s;
 }
 
 // Records the failure without letting a second error (a broken database, say) hide the first.
@@ -246,18 +87,6 @@ void record_peer_failure(const Options& o, const std::string& run_id, int rank,
                                          fmt::format("rank {}: {}", rank, error));
   } catch (const std::exception&) {
   }
-}
-
-// Runs `step` on every rank and fails setup everywhere if it threw anywhere.
-template <class Step>
-void set_up_together(comm::Communicator& comm, Step&& step) {
-  std::optional<std::string> error;
-  try {
-    step();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  agree_on_setup(comm, error);
 }
 
 // The loop itself, on every rank: for each epoch, for each batch, one step(); then evaluate and
