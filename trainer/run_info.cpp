@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "trainer/setup_check.hpp"
@@ -87,6 +88,49 @@ record::RunInfo make_run_info(const Options& o, const std::string& device, int w
   info.slurm_array_job_id = env("SLURM_ARRAY_JOB_ID");
   info.slurm_array_task_id = env("SLURM_ARRAY_TASK_ID");
   return info;
+}
+
+std::filesystem::path database_path(const Options& o, const std::string& run_id) {
+  if (!o.db.empty()) return o.db;
+  return std::filesystem::path(o.db_dir) / (run_id + ".sqlite");
+}
+
+void mark_failed(record::RunDatabase& db, const std::string& run_id, const std::string& reason) {
+  try {
+    db.finish_run(run_id, record::RunStatus::failed, reason);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
+               e.what());
+  }
+}
+
+record::GradStatsRow grad_stats_row(const algorithms::GradStats& g, long step, int epoch) {
+  record::GradStatsRow row;
+  row.step = step;
+  row.epoch = epoch;
+  row.contraction = g.contraction;
+  row.bound_linear = g.bound_linear;
+  row.bound_squared = g.bound_squared;
+  const nlohmann::json histogram = {{"mean", g.mean},
+                                    {"stddev", g.stddev},
+                                    {"low", g.histogram.low},
+                                    {"high", g.histogram.high},
+                                    {"counts", g.histogram.counts},
+                                    {"below", g.histogram.below},
+                                    {"above", g.histogram.above}};
+  row.histogram_json = histogram.dump();
+  return row;
+}
+
+void record_peer_failure(const Options& o, const std::string& run_id, int rank,
+                         const std::string& error) {
+  const std::filesystem::path file = database_path(o, run_id);
+  if (!std::filesystem::exists(file)) return;
+  try {
+    record::RunDatabase(file).finish_run(run_id, record::RunStatus::failed,
+                                         fmt::format("rank {}: {}", rank, error));
+  } catch (const std::exception&) {
+  }
 }
 
 }  // namespace commsgd::trainer

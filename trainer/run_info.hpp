@@ -1,5 +1,9 @@
 #pragma once
 
+#include <filesystem>
+#include <string>
+
+#include "algorithms/algorithm.hpp"
 #include "analysis/record/run_database.hpp"
 #include "trainer/options.hpp"
 
@@ -14,5 +18,20 @@ record::RunInfo make_run_info(const Options& options, const std::string& device,
 
 // This machine's name, as the run record gives it.
 std::string host_name();
+
+// The run's database: --db, or RUN_ID.sqlite under --db-dir.
+std::filesystem::path database_path(const Options& o, const std::string& run_id);
+
+// Records the failure without letting a second error (a broken database, say) hide the first.
+void mark_failed(record::RunDatabase& db, const std::string& run_id, const std::string& reason);
+
+// A grad_stats row of one measurement (its histogram as JSON).
+record::GradStatsRow grad_stats_row(const algorithms::GradStats& g, long step, int epoch);
+
+// Another rank's error, recorded by that rank itself: rank 0 would only see the SIGTERM that
+// follows when the job is ended. Where the database cannot be reached from this node, rank 0's
+// record of the SIGTERM has to do, so a failure to record is not reported.
+void record_peer_failure(const Options& o, const std::string& run_id, int rank,
+                         const std::string& error);
 
 }  // namespace commsgd::trainer

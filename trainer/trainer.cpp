@@ -35,58 +35,11 @@ namespace {
 
 using algorithms::Stopwatch;
 
-std::filesystem::path database_path(const Options& o, const std::string& run_id) {
-  if (!o.db.empty()) return o.db;
-  return std::filesystem::path(o.db_dir) / (run_id + ".sqlite");
-}
-
 void write_params(const std::string& path, std::span<const float> params) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(params.data()),
             static_cast<std::streamsize>(params.size_bytes()));
   if (!out) throw std::runtime_error("--dump-params: cannot write " + path);
-}
-
-// Records the failure without letting a second error (a broken database, say) hide the first.
-void mark_failed(record::RunDatabase& db, const std::string& run_id, const std::string& reason) {
-  try {
-    db.finish_run(run_id, record::RunStatus::failed, reason);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
-               e.what());
-  }
-}
-
-record::GradStatsRow grad_stats_row(const algorithms::GradStats& g, long step, int epoch) {
-  record::GradStatsRow row;
-  row.step = step;
-  row.epoch = epoch;
-  row.contraction = g.contraction;
-  row.bound_linear = g.bound_linear;
-  row.bound_squared = g.bound_squared;
-  const nlohmann::json histogram = {{"mean", g.mean},
-                                    {"stddev", g.stddev},
-                                    {"low", g.histogram.low},
-                                    {"high", g.histogram.high},
-                                    {"counts", g.histogram.counts},
-                                    {"below", g.histogram.below},
-                                    {"above", g.histogram.above}};
-  row.histogram_json = histogram.dump();
-  return row;
-}
-
-// Another rank's error, recorded by that rank itself: rank 0 would only see the SIGTERM that
-// follows when the job is ended. Where the database cannot be reached from this node, rank 0's
-// record of the SIGTERM has to do, so a failure to record is not reported.
-void record_peer_failure(const Options& o, const std::string& run_id, int rank,
-                         const std::string& error) {
-  const std::filesystem::path file = database_path(o, run_id);
-  if (!std::filesystem::exists(file)) return;
-  try {
-    record::RunDatabase(file).finish_run(run_id, record::RunStatus::failed,
-                                         fmt::format("rank {}: {}", rank, error));
-  } catch (const std::exception&) {
-  }
 }
 
 // The loop itself, on every rank: for each epoch, for each batch, one step(); then evaluate and
