@@ -178,9 +178,7 @@ void Osgp::return_idle_buffer(std::vector<float>&& buffer) {
 float Osgp::flushed_weight() {
   std::unique_lock lock(mutex_);
   wait_until_outstanding(lock, 0);
-  float w = push_sum_.weight();
-  for (const std::vector<float>& sum : arrived_) w += sum[0];
-  return w;
+  return push_sum_.weight(arrived_);
 }
 
 std::uint64_t Osgp::most_in_flight() const {

@@ -15,10 +15,14 @@ float PushSum::split(std::span<float> x, std::size_t out_degree) {
   return w_;
 }
 
-void PushSum::to_model(std::span<float> params, std::span<const std::vector<float>> pending) const {
+float PushSum::weight(std::span<const std::vector<float>> pending) const {
   float w = w_;
   for (const std::vector<float>& m : pending) w += m[0];
-  const float inverse = 1.0f / w;
+  return w;
+}
+
+void PushSum::to_model(std::span<float> params, std::span<const std::vector<float>> pending) const {
+  const float inverse = 1.0f / weight(pending);
   float* __restrict p = params.data();
   if (pending.empty()) {
     for (std::size_t i = 0; i < params.size(); ++i) p[i] *= inverse;

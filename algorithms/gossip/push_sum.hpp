@@ -29,7 +29,8 @@ class PushSum {
   // will make once they are: (x + Σ x_m) / (w + Σ w_m).
   void to_model(std::span<float> params, std::span<const std::vector<float>> pending = {}) const;
 
-  float weight() const { return w_; }
+  // w, or with `pending` messages not yet absorbed, w + Σ w_m.
+  float weight(std::span<const std::vector<float>> pending = {}) const;
   void save(StateWriter& out) const { out.write(w_); }
   void load(StateReader& in) { w_ = in.read<float>(); }
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "analysis/record/run_database.hpp"
 #include "tests/bench/benchmarks.hpp"
 #include "tests/bench/machine.hpp"
 #include "tests/bench/trainer_timing.hpp"
@@ -45,23 +46,19 @@ std::optional<double> target_of(const std::string& algo) {
 
 // Every recorded run's algorithm and peak, in bytes.
 std::map<std::string, std::vector<double>> peaks_by_algo(const std::filesystem::path& db) {
-  sqlite3* handle = nullptr;
-  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(handle);
-    throw std::runtime_error("peak-memory: cannot open " + db.string());
-  }
+  record::RunDatabase runs(db);
   sqlite3_stmt* statement = nullptr;
   const char* sql =
       "select r.algo, m.peak_rss_max_bytes from runs r join run_memory m on m.run_id = r.id";
   std::map<std::string, std::vector<double>> peaks;
-  if (sqlite3_prepare_v2(handle, sql, -1, &statement, nullptr) == SQLITE_OK) {
-    while (sqlite3_step(statement) == SQLITE_ROW) {
-      const auto* algo = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
-      peaks[algo].push_back(sqlite3_column_double(statement, 1));
-    }
+  if (sqlite3_prepare_v2(runs.handle(), sql, -1, &statement, nullptr) != SQLITE_OK) {
+    throw std::runtime_error("peak-memory: " + db.string() + ": " + sqlite3_errmsg(runs.handle()));
+  }
+  while (sqlite3_step(statement) == SQLITE_ROW) {
+    const auto* algo = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+    peaks[algo].push_back(sqlite3_column_double(statement, 1));
   }
   sqlite3_finalize(statement);
-  sqlite3_close(handle);
   return peaks;
 }
 
