@@ -10,6 +10,7 @@
 
 #include "algorithms/comm/communicator.hpp"
 #include "algorithms/state.hpp"
+#include "kernels/buffer.hpp"
 #include "kernels/distribution.hpp"
 
 namespace commsgd::algorithms {
@@ -50,18 +51,25 @@ struct NormStudy {
   double bound = 0;  // (1 − k/d)·‖x‖, as the paper's code computes it (no square root)
 };
 
+using kernels::Buffer;
+
 // The one interface the trainer drives, at fixed points of every iteration (docs/design.md,
 // "Algorithm interface"):
 //   backward -> synchronize_gradients(grads) -> optimizer step -> after_step(params)
 // Synchronous families turn grads into the update every rank applies; gossip families leave
-// grads alone and mix parameters in after_step.
+// grads alone and mix parameters in after_step. The buffers are where the model is (host or a
+// CUDA device: kernels/buffer.hpp) if the algorithm works there, else host copies the trainer
+// stages.
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
 
+  // Whether it works on buffers in `memory` itself (host memory: every algorithm).
+  virtual bool works_in(kernels::Memory memory) const { return memory == kernels::Memory::host; }
+
   // Called on every rank once the initial model is in place (after its broadcast), and once
   // after the last iteration: algorithms with threads start and stop them here.
-  virtual void begin_training(std::span<const float> /*params*/) {}
+  virtual void begin_training(Buffer<const float> /*params*/) {}
   virtual void end_training() {}
   // Called on every rank before the first iteration of each epoch (epoch-based schedules).
   virtual void begin_epoch(int /*epoch*/) {}
@@ -76,21 +84,21 @@ class Algorithm {
   // [offset, offset + count) of the flat gradient buffer (one parameter's gradient).
   // synchronize_gradients() follows as always; what was not reported is final by then.
   virtual bool overlaps_backward() const { return false; }
-  virtual void begin_backward(std::span<float> /*grads*/) {}
+  virtual void begin_backward(Buffer<float> /*grads*/) {}
   virtual void gradient_ready(std::size_t /*offset*/, std::size_t /*count*/) {}
-  virtual void synchronize_gradients(std::span<float> grads) = 0;
+  virtual void synchronize_gradients(Buffer<float> grads) = 0;
   // Around the optimizer's step, every iteration (a skipped step too). before_step may change
   // what the parameters hold while the optimizer steps on them (push-sum: the numerator x = w·z,
   // as the SGP code's optimizer steps on it); after_step mixes, and leaves the model again.
-  virtual void before_step(std::span<float> /*params*/) {}
-  virtual void after_step(std::span<float> params) = 0;
+  virtual void before_step(Buffer<float> /*params*/) {}
+  virtual void after_step(Buffer<float> params) = 0;
   // Evaluation, between iterations: the trainer scores the parameters between these two calls.
   // Synchronous algorithms leave them as they are. The gossip families put the consensus average
   // there (with own_model, each rank's own model instead), measure the consensus distance either
   // way (a collective), and end_evaluation puts the rank's own parameters back. In place, so that
   // evaluating never holds another model-sized buffer where the algorithm can recompute its own.
-  virtual void begin_evaluation(std::span<float> /*params*/, bool /*own_model*/) {}
-  virtual void end_evaluation(std::span<float> /*params*/) {}
+  virtual void begin_evaluation(Buffer<float> /*params*/, bool /*own_model*/) {}
+  virtual void end_evaluation(Buffer<float> /*params*/) {}
   // Gossip families: (1/P)·Σ_r ‖x_r − x̄‖² as of the last begin_evaluation.
   virtual std::optional<double> consensus_distance() const { return std::nullopt; }
   virtual AlgorithmStats stats() const = 0;

@@ -3,8 +3,7 @@
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
-#include "kernels/half_precision.hpp"
-#include "kernels/vector_ops.hpp"
+#include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
 
@@ -35,20 +34,21 @@ Dense::~Dense() {
   thread_.join();
 }
 
-void Dense::average(comm::Communicator& comm, std::span<float> g) {
+void Dense::average(comm::Communicator& comm, Buffer<float> g) {
   const float share = 1.0f / static_cast<float>(comm.size());
   if (wire_ == comm::DataType::f32) {
     comm.allreduce(g, comm::ReduceOp::sum);
-    kernels::scale(g, share);
-    return;
+    kernels::ops::scale(g, share);
+  } else {
+    // Scaled before rounding, so that the sum of P shares stays within fp16's range.
+    kernels::ops::scale(g, share);
+    wire_buffer_.resize(g.size(), g.place());
+    const bool bf16 = wire_ == comm::DataType::bf16;
+    kernels::ops::to_half(g, wire_buffer_.buffer(), bf16);
+    comm.allreduce(wire_buffer_.buffer().data(), g.size(), wire_, comm::ReduceOp::sum, g.place());
+    kernels::ops::from_half(wire_buffer_.buffer(), g, bf16);
   }
-  // Scaled before rounding, so that the sum of P shares stays within fp16's range.
-  kernels::scale(g, share);
-  wire_buffer_.resize(g.size());
-  const bool fp16 = wire_ == comm::DataType::f16;
-  fp16 ? kernels::to_fp16(g, wire_buffer_) : kernels::to_bf16(g, wire_buffer_);
-  comm.allreduce(wire_buffer_.data(), wire_buffer_.size(), wire_, comm::ReduceOp::sum);
-  fp16 ? kernels::from_fp16(wire_buffer_, g) : kernels::from_bf16(wire_buffer_, g);
+  comm.synchronize(g.place());
 }
 
 void Dense::communicate() {
@@ -59,9 +59,9 @@ void Dense::communicate() {
     });
     if (stopping_) return;
     const GradientBuckets::Range r = buckets_->range(reduced_);
-    const std::span<float> bucket = grads_.subspan(r.begin, r.end - r.begin);
+    const Buffer<float> bucket = grads_.subspan(r.begin, r.end - r.begin);
     lock.unlock();
-    const comm::CommCounters before = thread_comm_->counters();
+    const TrafficMeter traffic(*thread_comm_);
     const Stopwatch watch;
     std::exception_ptr failure;
     try {
@@ -71,8 +71,7 @@ void Dense::communicate() {
     }
     lock.lock();
     thread_seconds_ += watch.seconds();
-    thread_bytes_sent_ += thread_comm_->counters().bytes_sent - before.bytes_sent;
-    thread_bytes_received_ += thread_comm_->counters().bytes_received - before.bytes_received;
+    traffic.add_to(thread_bytes_sent_, thread_bytes_received_);
     ++reduced_;
     if (failure) {
       failure_ = failure;
@@ -83,7 +82,7 @@ void Dense::communicate() {
   }
 }
 
-void Dense::open_backward(std::span<float> grads) {
+void Dense::open_backward(Buffer<float> grads) {
   if (!buckets_) buckets_.emplace(grads.size(), bucket_entries_);
   buckets_->reset();
   grads_ = grads;
@@ -91,7 +90,7 @@ void Dense::open_backward(std::span<float> grads) {
   backward_open_ = true;
 }
 
-void Dense::begin_backward(std::span<float> grads) {
+void Dense::begin_backward(Buffer<float> grads) {
   if (bucket_entries_ == 0) return;
   const std::lock_guard lock(mutex_);
   open_backward(grads);
@@ -108,11 +107,11 @@ void Dense::gradient_ready(std::size_t offset, std::size_t count) {
   if (notify) changed_.notify_all();
 }
 
-void Dense::synchronize_gradients(std::span<float> grads) {
+void Dense::synchronize_gradients(Buffer<float> grads) {
   stats_.entries_sent += grads.size();
   stats_.entries_offered += grads.size();
   if (bucket_entries_ == 0) {
-    const comm::CommCounters before = comm_.counters();
+    const TrafficMeter traffic(comm_);
     Stopwatch watch;
     if (barrier_) {
       comm_.barrier();
@@ -120,15 +119,15 @@ void Dense::synchronize_gradients(std::span<float> grads) {
     }
     average(comm_, grads);
     stats_.communicate_seconds += watch.seconds();
-    stats_.bytes_sent += comm_.counters().bytes_sent - before.bytes_sent;
-    stats_.bytes_received += comm_.counters().bytes_received - before.bytes_received;
+    traffic.add_to(stats_.bytes_sent, stats_.bytes_received);
     return;
   }
   const Stopwatch watch;
   std::unique_lock lock(mutex_);
   // A backward that was skipped, or run without reporting, is opened here.
   if (!backward_open_) open_backward(grads);
-  if (grads.data() != grads_.data() || grads.size() != grads_.size()) {
+  if (grads.data() != grads_.data() || grads.size() != grads_.size() ||
+      grads.place() != grads_.place()) {
     throw std::logic_error("dense: synchronize_gradients got another buffer than backward filled");
   }
   buckets_->fill_all();  // what backward did not report (unused parameters) is final now

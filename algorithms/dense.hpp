@@ -6,10 +6,10 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/gradient_buckets.hpp"
+#include "kernels/ops.hpp"
 
 namespace commsgd::algorithms {
 
@@ -24,6 +24,10 @@ namespace commsgd::algorithms {
 // A 16-bit wire type (fp16, bf16) halves the bytes: each rank rounds its share g/P, and the sum
 // is taken in that precision. fp32 keeps the sum exact to float rounding.
 //
+// Written against buffers and kernels/ops.hpp, so the gradient may be in host or CUDA memory;
+// the communicator sends it over MPI or NCCL accordingly. On a device every bucket's allreduce is
+// waited for before it counts as done, so that its time is the transfer's, not the enqueueing's.
+//
 // Thread safety: the comm thread touches a bucket's entries only after backward has reported all
 // of them, and the training thread reads the gradient only after synchronize_gradients() has
 // waited for every bucket; what the two share besides is guarded by mutex_.
@@ -33,11 +37,12 @@ class Dense final : public Algorithm {
   Dense(comm::Communicator& comm, const AlgorithmConfig& config);
   ~Dense() override;
 
+  bool works_in(kernels::Memory) const override { return true; }
   bool overlaps_backward() const override { return bucket_entries_ > 0; }
-  void begin_backward(std::span<float> grads) override;
+  void begin_backward(Buffer<float> grads) override;
   void gradient_ready(std::size_t offset, std::size_t count) override;
-  void synchronize_gradients(std::span<float> grads) override;
-  void after_step(std::span<float>) override {}
+  void synchronize_gradients(Buffer<float> grads) override;
+  void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override;
   // Dense S-SGD keeps nothing between iterations: the parameters and optimizer say it all.
   void save_state(StateWriter&) override {}
@@ -45,22 +50,23 @@ class Dense final : public Algorithm {
 
  private:
   // Replaces g by the mean over ranks of everyone's g, on `comm`.
-  void average(comm::Communicator& comm, std::span<float> g);
+  void average(comm::Communicator& comm, Buffer<float> g);
   void communicate();  // the comm thread's loop: the buckets of each backward, in order
-  void open_backward(std::span<float> grads);  // mutex_ held
+  void open_backward(Buffer<float> grads);  // mutex_ held
 
   comm::Communicator& comm_;
   const comm::DataType wire_;
   const std::size_t bucket_entries_;
   const bool barrier_;
-  std::vector<std::uint16_t> wire_buffer_;  // a bucket in 16 bits; used by whoever averages
-  AlgorithmStats stats_;                    // the training thread's own
+  kernels::ops::Storage<std::uint16_t> wire_buffer_;  // a bucket in 16 bits; used by whoever
+                                                      // averages
+  AlgorithmStats stats_;                              // the training thread's own
 
   std::unique_ptr<comm::Communicator> thread_comm_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::optional<GradientBuckets> buckets_;  // sized by the first backward
-  std::span<float> grads_;                  // this backward's
+  Buffer<float> grads_;                     // this backward's
   bool backward_open_ = false;              // begin_backward() came, synchronize_gradients() not
   std::size_t reduced_ = 0;                 // buckets of this backward averaged so far
   double thread_seconds_ = 0;

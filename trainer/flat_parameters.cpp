@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <stdexcept>
+#include <string>
 
 namespace commsgd::trainer {
 namespace {
@@ -57,7 +58,7 @@ torch::Device model_device(const std::vector<torch::Tensor>& parameters) {
 FlatParameters::FlatParameters(torch::nn::Module& model, Staging staging)
     : parameters_(model.parameters()) {
   const torch::Device device = model_device(parameters_);
-  staged_ = staging == Staging::always || !device.is_cpu();
+  staged_ = staging == Staging::always || (staging == Staging::when_needed && !device.is_cpu());
   const torch::NoGradGuard no_grad;
   move_into(parameters_, params_, device);
 
@@ -77,6 +78,26 @@ FlatParameters::FlatParameters(torch::nn::Module& model, Staging staging)
   host_params_ = staged_ ? host_copy(params_) : params_;
   host_grads_ = staged_ ? host_copy(grads_) : grads_;
   host_buffers_ = staged_ ? host_copy(buffers_) : buffers_;
+}
+
+kernels::Buffer<float> buffer_of(torch::Tensor& flat) {
+  const kernels::Place place = flat.is_cuda() ? kernels::cuda_place(nullptr) : kernels::kHost;
+  return {flat.data_ptr<float>(), static_cast<std::size_t>(flat.numel()), place};
+}
+
+std::vector<float> values_on_host(const torch::Tensor& t) {
+  const torch::Tensor host = t.to(torch::kCPU).contiguous();
+  const float* begin = host.data_ptr<float>();
+  return {begin, begin + host.numel()};
+}
+
+void set_values(torch::Tensor& t, std::span<const float> values) {
+  if (values.size() != static_cast<std::size_t>(t.numel())) {
+    throw std::invalid_argument("set_values: " + std::to_string(values.size()) +
+                                " values for a buffer of " + std::to_string(t.numel()));
+  }
+  const torch::NoGradGuard no_grad;
+  t.copy_(torch::from_blob(const_cast<float*>(values.data()), {t.numel()}));
 }
 
 void FlatParameters::params_to_device() {

@@ -87,15 +87,16 @@ std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Com
 }
 
 void restore(const RankCheckpoint& c, FlatParameters& flat, algorithms::Algorithm& algorithm) {
-  const auto copy = [](const std::vector<float>& from, std::span<float> to, const char* what) {
-    if (from.size() != to.size()) {
+  const auto check_size = [](const std::vector<float>& from, std::size_t size, const char* what) {
+    if (from.size() != size) {
       throw CheckpointError(
-          fmt::format("checkpoint: {} {} values, the model has {}", what, from.size(), to.size()));
+          fmt::format("checkpoint: {} {} values, the model has {}", what, from.size(), size));
     }
-    std::copy(from.begin(), from.end(), to.begin());
   };
-  copy(c.params, flat.params(), "parameters:");
-  copy(c.buffers, flat.buffers(), "buffers:");
+  check_size(c.params, flat.params().size(), "parameters:");
+  check_size(c.buffers, flat.buffers().size(), "buffers:");
+  flat.set_params(c.params);
+  flat.set_buffers(c.buffers);
   flat.buffers_to_device();
   set_torch_rng_state(c.torch_rng);
   algorithms::StateReader state(std::span<const std::byte>(c.algorithm_state));

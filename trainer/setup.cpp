@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "algorithms/catalog.hpp"
+#include "trainer/device_comm.hpp"
 
 namespace commsgd::trainer {
 namespace {
@@ -130,7 +131,23 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
                  o.model_file};
   s.model = make_model(spec);
   s.model->to(s.device);
-  s.flat = std::make_unique<FlatParameters>(*s.model);
+  std::string device_backend;
+  if (s.device.is_cuda()) {
+    // Before the algorithm, whose communication threads duplicate the communicator.
+    if (!device_comm_built()) {
+      throw UsageError("--device " + o.device +
+                       ": this commsgd-train was built without the CUDA toolkit, which it needs "
+                       "to communicate buffers on the GPU");
+    }
+    const bool own_gpu = where.local_size <= static_cast<int>(torch::cuda::device_count());
+    device_backend = attach_device_backend(comm, s.device.index(), own_gpu, o.comm_timeout);
+  }
+  s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
+  // On a GPU, an algorithm written for device buffers works on the model's own; the others get
+  // host copies (staging) and MPI.
+  const bool on_gpu = s.device.is_cuda() && s.algorithm->works_in(kernels::Memory::cuda);
+  s.flat = std::make_unique<FlatParameters>(
+      *s.model, on_gpu ? FlatParameters::Staging::never : FlatParameters::Staging::when_needed);
 
   if (s.dataset.text) {
     set_up_token_streams(o, comm, s);
@@ -145,7 +162,6 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
     }
     s.iterations_per_epoch = static_cast<long>(s.sampler->shard_size()) / o.batch_size;
   }
-  s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
   if (s.algorithm->overlaps_backward()) {
     algorithms::Algorithm* algorithm = s.algorithm.get();
     s.flat->on_gradient_ready([algorithm](std::size_t offset, std::size_t count) {
@@ -154,6 +170,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
   }
 
   s.run = make_run_info(o, s.device.str(), comm.size(), where.nodes, s.flat->params().size());
+  if (on_gpu) s.run.backend = device_backend;
   return s;
 }
 

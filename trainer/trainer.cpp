@@ -9,8 +9,7 @@
 
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/stopwatch.hpp"
-#include "kernels/sgd.hpp"
-#include "kernels/vector_ops.hpp"
+#include "kernels/ops.hpp"
 #include "trainer/checkpoint.hpp"
 #include "trainer/data/batch_reader.hpp"
 #include "trainer/data/dataset.hpp"
@@ -64,7 +63,8 @@ class TrainingLoop {
                   algorithms::parse_epoch_values(o.lr_schedule), o.warmup_epochs,
                   warmup_start_fraction(o, comm.size()), o.lr_update_every),
         progress_(rank0_ && !o.quiet, epochs_, total_iterations_),
-        momentum_(s.flat->params().size(), 0.0f),
+        momentum_(torch::zeros({static_cast<std::int64_t>(s.flat->params().size())},
+                               torch::device(s.flat->params().on_host() ? torch::kCPU : s.device))),
         decay_stretches_(decay_stretches(*s.model, o.no_decay_bn_bias)) {
     const auto b = static_cast<std::int64_t>(o.batch_size);
     if (s.train_streams) {
@@ -85,10 +85,10 @@ class TrainingLoop {
     if (resumed != nullptr) {
       start_ = resumed->position;
       last_checkpoint_step_ = start_.step;
-      if (resumed->momentum.size() != momentum_.size()) {
+      if (resumed->momentum.size() != static_cast<std::size_t>(momentum_.numel())) {
         throw CheckpointError("checkpoint: the optimizer state has another size");
       }
-      momentum_ = resumed->momentum;
+      set_values(momentum_, resumed->momentum);
       if (train_reader_) train_reader_->set_rng_state(resumed->augment_rng);
       s.model->set_state(resumed->model_state);
       train_sums_ = resumed->train_sums;
@@ -209,10 +209,10 @@ class TrainingLoop {
     c.world_size = comm_.size();
     c.options_hash = computation_hash(o_);
     c.position = next;
-    c.params.assign(s_.flat->params().begin(), s_.flat->params().end());
+    c.params = s_.flat->params_on_host();
     s_.flat->buffers_to_host();
-    c.buffers.assign(s_.flat->buffers().begin(), s_.flat->buffers().end());
-    c.momentum = momentum_;
+    c.buffers = s_.flat->buffers_on_host();
+    c.momentum = values_on_host(momentum_);
     c.model_state = s_.model->state();
     c.augment_rng = train_reader_ ? train_reader_->rng_state() : 0;
     c.train_sums = train_sums_;
@@ -276,7 +276,7 @@ class TrainingLoop {
     // An algorithm overlapping backward has sent the gradient already; it keeps no residual,
     // and a non-finite synchronized update is skipped below.
     if (!std::isfinite(sample.loss) || (skip_nonfinite_ && !algorithm.overlaps_backward() &&
-                                        !std::isfinite(kernels::squared_norm(flat.grads())))) {
+                                        !std::isfinite(kernels::ops::squared_norm(flat.grads())))) {
       const std::string what =
           fmt::format("non-finite {} at iteration {} (loss {})",
                       std::isfinite(sample.loss) ? "gradient" : "loss", iteration, sample.loss);
@@ -305,20 +305,20 @@ class TrainingLoop {
     // After synchronization the update is the same on every rank of a synchronous algorithm, so
     // they all stop, or skip, at the same step. Gossip ranks still mix (after_step), so that
     // their exchanges stay paired.
-    const double norm = std::sqrt(kernels::squared_norm(flat.grads()));
+    const double norm = std::sqrt(kernels::ops::squared_norm(flat.grads()));
     algorithm.before_step(flat.params());
     if (std::isfinite(norm)) {
       if (o_.clip_grad_norm > 0 && norm > o_.clip_grad_norm) {
-        kernels::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
+        kernels::ops::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
       }
       kernels::SgdHyperParams hp{
           static_cast<float>(schedule_.lr(epoch, iteration, s_.iterations_per_epoch)),
           static_cast<float>(o_.momentum), static_cast<float>(o_.weight_decay), o_.nesterov};
       for (const DecayStretch& stretch : decay_stretches_) {
         hp.weight_decay = stretch.decays ? static_cast<float>(o_.weight_decay) : 0.0f;
-        kernels::sgd_step(flat.params().subspan(stretch.offset, stretch.count),
-                          flat.grads().subspan(stretch.offset, stretch.count),
-                          std::span(momentum_).subspan(stretch.offset, stretch.count), hp);
+        kernels::ops::sgd_step(flat.params().subspan(stretch.offset, stretch.count),
+                               flat.grads().subspan(stretch.offset, stretch.count),
+                               momentum().subspan(stretch.offset, stretch.count), hp);
       }
     } else {
       const std::string what =
@@ -420,7 +420,8 @@ class TrainingLoop {
   // Classifiers'. They read s_.dataset in place, so they live here, once Setup has its final
   // address.
   std::unique_ptr<data::BatchReader> train_reader_, validation_reader_;
-  std::vector<float> momentum_;
+  torch::Tensor momentum_;  // the optimizer's state, where the parameters are
+  kernels::Buffer<float> momentum() { return buffer_of(momentum_); }
   const std::vector<DecayStretch> decay_stretches_;
   const Stopwatch clock_;
   double last_flush_ = 0;
@@ -496,7 +497,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     termination::stopped();
     if (result.stopped_by_signal != 0) return result;
     if (rank0) {
-      if (!o.dump_params.empty()) write_params(o.dump_params, s.flat->params());
+      if (!o.dump_params.empty()) write_params(o.dump_params, s.flat->params_on_host());
       const std::string note = result.skipped == 0
                                    ? ""
                                    : fmt::format(

@@ -1,5 +1,10 @@
 #include "algorithms/comm/communicator.hpp"
 
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
 #include "algorithms/comm/pending_waits.hpp"
 
 namespace commsgd::comm {
@@ -19,6 +24,39 @@ std::size_t size_of(DataType type) {
   return 0;
 }
 
+DeviceBackend* Communicator::device_for(Place place, const char* call) const {
+  if (place.memory == Memory::host) return nullptr;
+  if (device_ == nullptr) {
+    throw std::logic_error(std::string(call) +
+                           ": a buffer in CUDA memory, and this communicator has no device back "
+                           "end (commsgd-train attaches NCCL with --device cuda)");
+  }
+  return device_.get();
+}
+
+void Communicator::attach_device_backend(std::unique_ptr<DeviceBackend> backend) {
+  device_ = std::move(backend);
+}
+
+std::unique_ptr<Communicator> Communicator::duplicate() {
+  std::unique_ptr<Communicator> copy = do_duplicate();
+  if (device_ != nullptr) copy->device_ = device_->duplicate(*copy);
+  return copy;
+}
+
+void Communicator::abort(int exit_code) {
+  if (device_ != nullptr) device_->abort();
+  do_abort(exit_code);
+  std::abort();  // unreachable: the back end's abort ends the process
+}
+
+void Communicator::synchronize(Place place) {
+  if (DeviceBackend* device = device_for(place, "synchronize")) {
+    const PendingWait wait("synchronize", size());
+    device->synchronize(place.stream);
+  }
+}
+
 void Communicator::broadcast(std::string& text, int root) {
   std::int64_t size = static_cast<std::int64_t>(text.size());
   broadcast(std::span(&size, 1), root);
@@ -26,40 +64,58 @@ void Communicator::broadcast(std::string& text, int root) {
   broadcast(text.data(), text.size(), root);
 }
 
-void Communicator::allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
+void Communicator::allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op,
+                             Place place) {
   const PendingWait wait("allreduce", size());
   const std::uint64_t p = static_cast<std::uint64_t>(size());
   const std::uint64_t wire = 2 * (p - 1) * count * size_of(type) / p;
-  do_allreduce(buffer, count, type, op);
+  if (DeviceBackend* device = device_for(place, "allreduce")) {
+    device->allreduce(buffer, count, type, op, place.stream);
+  } else {
+    do_allreduce(buffer, count, type, op);
+  }
   ++counters_.calls;
   counters_.bytes_sent += wire;
   counters_.bytes_received += wire;
 }
 
-void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
+void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank,
+                             Place place) {
   const PendingWait wait("allgather", size());
   const std::uint64_t wire = static_cast<std::uint64_t>(size() - 1) * bytes_per_rank;
-  do_allgather(send, recv, bytes_per_rank);
+  if (DeviceBackend* device = device_for(place, "allgather")) {
+    device->allgather(send, recv, bytes_per_rank, place.stream);
+  } else {
+    do_allgather(send, recv, bytes_per_rank);
+  }
   ++counters_.calls;
   counters_.bytes_sent += wire;
   counters_.bytes_received += wire;
 }
 
 void Communicator::allgatherv(const void* send, void* recv,
-                              std::span<const std::size_t> bytes_per_rank) {
+                              std::span<const std::size_t> bytes_per_rank, Place place) {
   const PendingWait wait("allgatherv", size());
   const std::uint64_t mine = bytes_per_rank[static_cast<std::size_t>(rank())];
   std::uint64_t all = 0;
   for (const std::size_t b : bytes_per_rank) all += b;
-  do_allgatherv(send, recv, bytes_per_rank);
+  if (DeviceBackend* device = device_for(place, "allgatherv")) {
+    device->allgatherv(send, recv, bytes_per_rank, place.stream);
+  } else {
+    do_allgatherv(send, recv, bytes_per_rank);
+  }
   ++counters_.calls;
   counters_.bytes_sent += static_cast<std::uint64_t>(size() - 1) * mine;
   counters_.bytes_received += all - mine;
 }
 
-void Communicator::broadcast(void* buffer, std::size_t bytes, int root) {
+void Communicator::broadcast(void* buffer, std::size_t bytes, int root, Place place) {
   const PendingWait wait("broadcast", size());
-  do_broadcast(buffer, bytes, root);
+  if (DeviceBackend* device = device_for(place, "broadcast")) {
+    device->broadcast(buffer, bytes, root, place.stream);
+  } else {
+    do_broadcast(buffer, bytes, root);
+  }
   ++counters_.calls;
   if (size() > 1) (rank() == root ? counters_.bytes_sent : counters_.bytes_received) += bytes;
 }
@@ -95,9 +151,13 @@ void Communicator::exchange(const void* send, std::size_t bytes, int peer,
 }
 
 void Communicator::send_receive(std::span<const Outgoing> sends,
-                                std::span<const Incoming> receives) {
+                                std::span<const Incoming> receives, Place place) {
   const PendingWait wait("send_receive", size(), sends, receives);
-  do_send_receive(sends, receives);
+  if (DeviceBackend* device = device_for(place, "send_receive")) {
+    device->send_receive(sends, receives, place.stream);
+  } else {
+    do_send_receive(sends, receives);
+  }
   counters_.messages_sent += sends.size();
   counters_.messages_received += receives.size();
   for (const Outgoing& m : sends) counters_.bytes_sent += m.bytes;

@@ -9,7 +9,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/buffer.hpp"
+
 namespace commsgd::comm {
+
+using kernels::Buffer;
+using kernels::kHost;
+using kernels::Memory;
+using kernels::Place;
 
 // f16 (IEEE binary16) and bf16 are float gradients on the wire at half the bytes, held as their
 // bits (kernels/half_precision.hpp); only ReduceOp::sum applies to them.
@@ -75,10 +82,38 @@ class SharedCounter {
   virtual void release() = 0;
 };
 
-// One small interface over MPI (host buffers) and, later, NCCL (device buffers), in the spirit of
-// c10d's ProcessGroup. The public calls count traffic, register their wait on peers
-// (pending_waits.hpp) and forward to the backend's do_* hooks, so every backend is counted and
-// watched the same way.
+class Communicator;
+
+// The back end for buffers in CUDA memory (NCCL: nccl_backend.hpp). Each call is enqueued on the
+// stream passed with it (a cudaStream_t) and the host does not wait for it; synchronize() waits,
+// with the back end's timeout, so that a peer that never comes ends in an error, not a hang.
+// Sizes are known on both sides: a device receiver cannot be handed a message of unknown size.
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op,
+                         void* stream) = 0;
+  virtual void allgather(const void* send, void* recv, std::size_t bytes_per_rank,
+                         void* stream) = 0;
+  virtual void allgatherv(const void* send, void* recv,
+                          std::span<const std::size_t> bytes_per_rank, void* stream) = 0;
+  virtual void broadcast(void* buffer, std::size_t bytes, int root, void* stream) = 0;
+  virtual void send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
+                            void* stream) = 0;
+  virtual void synchronize(void* stream) = 0;
+  // A back end of its own over `host`, a duplicate of the communicator this one serves.
+  // Collective.
+  virtual std::unique_ptr<DeviceBackend> duplicate(Communicator& host) = 0;
+  // Stops this rank's work that waits on peers, before the job is ended.
+  virtual void abort() noexcept = 0;
+};
+
+// One front over two back ends, in the manner of c10d's ProcessGroup with a backend per device
+// type: buffers in host memory go to the host back end (MPI, or the throttled emulation over
+// it: the do_* hooks of the subclass), buffers in CUDA memory to the attached DeviceBackend
+// (NCCL), chosen by the place each call is given. The public calls are the one dispatch point:
+// they count traffic and register their wait on peers (pending_waits.hpp) whichever back end
+// moves the bytes, so both are counted and watched the same way.
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -89,14 +124,21 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op);
+  // `place`: where the buffers are, which picks the back end (on a device, with its stream).
+  void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op,
+                 Place place = kHost);
   // Every rank contributes bytes_per_rank bytes; recv holds size() blocks in rank order.
-  void allgather(const void* send, void* recv, std::size_t bytes_per_rank);
+  void allgather(const void* send, void* recv, std::size_t bytes_per_rank, Place place = kHost);
   // Like allgather, but rank r contributes bytes_per_rank[r] bytes (every rank passes the same
   // sizes, e.g. from an allgather of counts); recv holds the blocks back to back in rank order.
-  void allgatherv(const void* send, void* recv, std::span<const std::size_t> bytes_per_rank);
-  void broadcast(void* buffer, std::size_t bytes, int root);
+  void allgatherv(const void* send, void* recv, std::span<const std::size_t> bytes_per_rank,
+                  Place place = kHost);
+  void broadcast(void* buffer, std::size_t bytes, int root, Place place = kHost);
+  // Host ranks only: work enqueued on a device is not waited for (see synchronize).
   void barrier();
+  // Waits for the device work this communicator enqueued on `place`'s stream (nothing for the
+  // host, whose calls return done).
+  void synchronize(Place place);
 
   // Point to point. The receiver need not know the size: `recv` is resized to what arrived.
   // Messages between one pair of ranks arrive in the order they were sent.
@@ -108,26 +150,42 @@ class Communicator {
   std::optional<int> probe(int peer) { return do_probe(peer); }
   // Sends to and receives from `peer` at once, so two ranks exchanging cannot deadlock.
   void exchange(const void* send, std::size_t bytes, int peer, std::vector<std::byte>& recv);
-  // Posts every send and receive of a round at once and waits for all of them, so no pattern of
-  // peers can deadlock (gossip mixing). Sizes are known on both sides.
-  void send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives);
+  // Posts every send and receive of a round at once and waits for all of them (on a device:
+  // enqueues them as one group), so no pattern of peers can deadlock (gossip mixing). Sizes are
+  // known on both sides.
+  void send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
+                    Place place = kHost);
 
-  // A new communicator over the same ranks whose traffic never mixes with this one's: for a
-  // communication thread (needs MPI_THREAD_MULTIPLE). Collective.
-  virtual std::unique_ptr<Communicator> duplicate() = 0;
+  // A new communicator over the same ranks whose traffic never mixes with this one's, with a
+  // duplicate of the device back end if there is one: for a communication thread (needs
+  // MPI_THREAD_MULTIPLE). Collective.
+  std::unique_ptr<Communicator> duplicate();
+
+  // Buffers in CUDA memory go to `backend` from now on. Collective where the back end's making
+  // was.
+  void attach_device_backend(std::unique_ptr<DeviceBackend> backend);
+  bool has_device_backend() const { return device_ != nullptr; }
   // Collective: a counter, starting at 0, that lives on rank 0.
   virtual std::unique_ptr<SharedCounter> shared_counter() = 0;
 
   // Ends every rank of the job: the one way out that cannot leave a peer blocked in a collective.
-  [[noreturn]] virtual void abort(int exit_code) = 0;
+  [[noreturn]] void abort(int exit_code);
 
+  template <class T>
+  void allreduce(Buffer<T> x, ReduceOp op) {
+    allreduce(x.data(), x.size(), data_type_of<std::remove_const_t<T>>(), op, x.place());
+  }
+  template <class T>
+  void broadcast(Buffer<T> x, int root) {
+    broadcast(x.data(), x.size() * sizeof(T), root, x.place());
+  }
   template <class T, std::size_t N>
   void allreduce(std::span<T, N> x, ReduceOp op) {
-    allreduce(x.data(), x.size(), data_type_of<std::remove_const_t<T>>(), op);
+    allreduce(Buffer<T>(x), op);
   }
   template <class T, std::size_t N>
   void broadcast(std::span<T, N> x, int root) {
-    broadcast(x.data(), x.size_bytes(), root);
+    broadcast(Buffer<T>(x), root);
   }
   // Root's text on every rank, whatever its length there.
   void broadcast(std::string& text, int root);
@@ -136,6 +194,8 @@ class Communicator {
   const CommCounters& counters() const { return counters_; }
 
  protected:
+  virtual std::unique_ptr<Communicator> do_duplicate() = 0;
+  [[noreturn]] virtual void do_abort(int exit_code) = 0;
   virtual void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) = 0;
   virtual void do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) = 0;
   virtual void do_allgatherv(const void* send, void* recv,
@@ -151,7 +211,11 @@ class Communicator {
                                std::span<const Incoming> receives) = 0;
 
  private:
+  // The device back end for a call on `place`, or null for the host.
+  DeviceBackend* device_for(Place place, const char* call) const;
+
   CommCounters counters_;
+  std::unique_ptr<DeviceBackend> device_;
 };
 
 }  // namespace commsgd::comm

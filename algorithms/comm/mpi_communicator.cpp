@@ -101,7 +101,7 @@ MpiCommunicator::~MpiCommunicator() {
   MPI_Comm_free(&comm_);
 }
 
-void MpiCommunicator::abort(int exit_code) {
+void MpiCommunicator::do_abort(int exit_code) {
   MPI_Abort(comm_, exit_code);
   std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest if it ever does.
 }
@@ -118,7 +118,7 @@ Placement MpiCommunicator::placement() const {
   return where;
 }
 
-std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
+std::unique_ptr<Communicator> MpiCommunicator::do_duplicate() {
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   if (level < MPI_THREAD_MULTIPLE) {

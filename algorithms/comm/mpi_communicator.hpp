@@ -24,15 +24,15 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  [[noreturn]] void abort(int exit_code) override;
 
   Placement placement() const;
-  // Throws std::runtime_error unless MPI granted MPI_THREAD_MULTIPLE, which the communication
-  // threads the duplicates are for need.
-  std::unique_ptr<Communicator> duplicate() override;
   std::unique_ptr<SharedCounter> shared_counter() override;
 
  protected:
+  // Throws std::runtime_error unless MPI granted MPI_THREAD_MULTIPLE, which the communication
+  // threads the duplicates are for need.
+  std::unique_ptr<Communicator> do_duplicate() override;
+  [[noreturn]] void do_abort(int exit_code) override;
   void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override;
   void do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
   void do_allgatherv(const void* send, void* recv,

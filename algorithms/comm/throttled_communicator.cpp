@@ -18,12 +18,12 @@ ThrottledCommunicator::ThrottledCommunicator(std::unique_ptr<Communicator> inner
   owned_ = std::move(inner);
 }
 
-void ThrottledCommunicator::abort(int exit_code) {
+void ThrottledCommunicator::do_abort(int exit_code) {
   inner_.abort(exit_code);
   std::abort();  // unreachable: the inner abort does not return
 }
 
-std::unique_ptr<Communicator> ThrottledCommunicator::duplicate() {
+std::unique_ptr<Communicator> ThrottledCommunicator::do_duplicate() {
   return std::make_unique<ThrottledCommunicator>(inner_.duplicate(), bytes_per_second_ * 8 / 1e6);
 }
 

@@ -18,11 +18,11 @@ class ThrottledCommunicator final : public Communicator {
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  [[noreturn]] void abort(int exit_code) override;
-  std::unique_ptr<Communicator> duplicate() override;
   std::unique_ptr<SharedCounter> shared_counter() override { return inner_.shared_counter(); }
 
  protected:
+  std::unique_ptr<Communicator> do_duplicate() override;
+  [[noreturn]] void do_abort(int exit_code) override;
   void do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) override;
   void do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
   void do_allgatherv(const void* send, void* recv,

@@ -58,7 +58,8 @@ Adpsgd::~Adpsgd() {
   if (thread_.joinable() && !stop_gossip(2.0)) comm_.abort(1);
 }
 
-void Adpsgd::begin_training(std::span<const float> params) {
+void Adpsgd::begin_training(Buffer<const float> buffer) {
+  const std::span<const float> params = buffer.host("adpsgd");
   if (x_.empty()) {  // not restored from a checkpoint
     x_.assign(params.begin(), params.end());
     last_ = x_;
@@ -82,7 +83,8 @@ bool Adpsgd::next_iteration(long done, long iterations) {
   return granted;
 }
 
-void Adpsgd::after_step(std::span<float> params) {
+void Adpsgd::after_step(Buffer<float> buffer) {
+  const std::span<float> params = buffer.host("adpsgd");
   const Stopwatch waiting;
   const std::lock_guard lock(mutex_);
   // The only wait training ever has: for an exchange of this rank's that is under way.

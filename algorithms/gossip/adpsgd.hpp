@@ -40,11 +40,11 @@ class Adpsgd final : public Gossip {
          double timeout_seconds);
   ~Adpsgd() override;
 
-  void begin_training(std::span<const float> params) override;
+  void begin_training(Buffer<const float> params) override;
   // Claims the iteration from the job's shared budget, so fast ranks run more of them.
   bool next_iteration(long done, long iterations) override;
   bool lockstep() const override { return false; }
-  void after_step(std::span<float> params) override;
+  void after_step(Buffer<float> params) override;
   void end_training() override;
   AlgorithmStats stats() const override;
   // Taken between epochs, while the gossip thread goes on: x_ is saved as it stands between two

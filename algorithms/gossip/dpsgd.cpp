@@ -13,7 +13,8 @@ Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Gossi
   }
 }
 
-void Dpsgd::after_step(std::span<float> params) {
+void Dpsgd::after_step(Buffer<float> buffer) {
+  const std::span<float> params = buffer.host("dpsgd");
   const std::vector<int> out = topology_->out_peers(comm_.rank(), iteration_);
   const std::vector<int> in =
       mixing_ == GossipMixing::symmetric ? out : topology_->in_peers(comm_.rank(), iteration_);

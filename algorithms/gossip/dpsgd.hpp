@@ -15,7 +15,7 @@ namespace commsgd::algorithms {
 class Dpsgd final : public Gossip {
  public:
   Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing);
-  void after_step(std::span<float> params) override;
+  void after_step(Buffer<float> params) override;
 
  private:
   const GossipMixing mixing_;

@@ -56,7 +56,8 @@ void Gossip::mix_round(std::span<const float> message, const std::vector<int>& o
   stats_.entries_sent += out.size() * (message.size() + head.send.size());
 }
 
-void Gossip::begin_evaluation(std::span<float> params, bool own_model) {
+void Gossip::begin_evaluation(Buffer<float> buffer, bool own_model) {
+  const std::span<float> params = buffer.host("the gossip family");
   if (!own_model) keep_own_model(params);
   consensus_.measure(params, comm_, !own_model);
 }

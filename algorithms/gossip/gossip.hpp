@@ -47,9 +47,11 @@ class Gossip : public Algorithm {
   Gossip(comm::Communicator& comm, std::unique_ptr<Topology> topology)
       : comm_(comm), topology_(std::move(topology)) {}
 
-  void synchronize_gradients(std::span<float>) override {}
-  void begin_evaluation(std::span<float> params, bool own_model) override;
-  void end_evaluation(std::span<float> params) override { restore_own_model(params); }
+  void synchronize_gradients(Buffer<float>) override {}
+  void begin_evaluation(Buffer<float> params, bool own_model) override;
+  void end_evaluation(Buffer<float> params) override {
+    restore_own_model(params.host("the gossip family"));
+  }
   std::optional<double> consensus_distance() const override { return consensus_.distance(); }
   AlgorithmStats stats() const override { return stats_; }
   // The iteration count, which picks each iteration's peers on time-varying topologies.

@@ -129,11 +129,12 @@ bool Osgp::ready_for_next_exchange(std::span<float> x) {
   return true;
 }
 
-void Osgp::before_step(std::span<float> params) {
-  push_sum_.to_numerator(params);
+void Osgp::before_step(Buffer<float> params) {
+  push_sum_.to_numerator(params.host("osgp"));
 }
 
-void Osgp::after_step(std::span<float> x) {
+void Osgp::after_step(Buffer<float> buffer) {
+  const std::span<float> x = buffer.host("osgp");
   stats_.entries_offered += x.size();
   if (overlap_ == Overlap::one_in_flight) {
     if (ready_for_next_exchange(x)) start_exchange(x);
@@ -148,7 +149,8 @@ void Osgp::after_step(std::span<float> x) {
   push_sum_.to_model(x);
 }
 
-void Osgp::begin_evaluation(std::span<float> params, bool own_model) {
+void Osgp::begin_evaluation(Buffer<float> buffer, bool own_model) {
+  const std::span<float> params = buffer.host("osgp");
   std::unique_lock lock(mutex_);
   wait_until_outstanding(lock, 0);
   lock.unlock();

@@ -46,12 +46,12 @@ class Osgp final : public Gossip {
        double timeout_seconds);
   ~Osgp() override;
 
-  void before_step(std::span<float> params) override;
-  void after_step(std::span<float> x) override;
+  void before_step(Buffer<float> params) override;
+  void after_step(Buffer<float> x) override;
   // Waits for every exchange in flight first, and evaluates the model with every arrival added,
   // so the average includes all of the mass. The arrivals stay pending: the next step adds them,
   // as it would have.
-  void begin_evaluation(std::span<float> params, bool own_model) override;
+  void begin_evaluation(Buffer<float> params, bool own_model) override;
   AlgorithmStats stats() const override;
   // Waits for every exchange in flight, then saves w (x is w times the parameters, which the
   // trainer saves) and the arrivals not yet added, which the next step adds as it would have. The resumed run differs from one never stopped only in

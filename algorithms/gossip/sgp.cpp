@@ -2,11 +2,12 @@
 
 namespace commsgd::algorithms {
 
-void Sgp::before_step(std::span<float> params) {
-  push_sum_.to_numerator(params);
+void Sgp::before_step(Buffer<float> params) {
+  push_sum_.to_numerator(params.host("sgp"));
 }
 
-void Sgp::after_step(std::span<float> x) {
+void Sgp::after_step(Buffer<float> buffer) {
+  const std::span<float> x = buffer.host("sgp");
   const std::vector<int> out = topology_->out_peers(comm_.rank(), iteration_);
   const std::vector<int> in = topology_->in_peers(comm_.rank(), iteration_);
   // The share kept is the share sent: x itself goes out, and each slice of it takes what the

@@ -16,8 +16,8 @@ namespace commsgd::algorithms {
 class Sgp final : public Gossip {
  public:
   using Gossip::Gossip;
-  void before_step(std::span<float> params) override;
-  void after_step(std::span<float> x) override;
+  void before_step(Buffer<float> params) override;
+  void after_step(Buffer<float> x) override;
   float weight() const { return push_sum_.weight(); }
   // Also the push-sum weight: the parameters are z, and x is w·z.
   void save_state(StateWriter& out) override;

@@ -75,7 +75,8 @@ NormStudy study_norms(std::span<const float> x, std::span<const float> update, s
 
 }  // namespace
 
-void SparseSgd::synchronize_gradients(std::span<float> grads) {
+void SparseSgd::synchronize_gradients(Buffer<float> buffer) {
+  const std::span<float> grads = buffer.host("the sparse family");
   const std::size_t d = grads.size();
   const std::size_t k = std::max<std::size_t>(
       1, static_cast<std::size_t>(std::ceil(density_ * static_cast<double>(d))));

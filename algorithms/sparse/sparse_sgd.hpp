@@ -26,8 +26,8 @@ class SparseSgd final : public Algorithm {
   SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm);
 
   void begin_epoch(int epoch) override;
-  void synchronize_gradients(std::span<float> grads) override;
-  void after_step(std::span<float>) override {}
+  void synchronize_gradients(Buffer<float> grads) override;
+  void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
   std::optional<GradStats> take_grad_stats() override { return std::exchange(grad_stats_, {}); }
   std::optional<NormStudy> take_norm_study() override { return std::exchange(norm_study_, {}); }

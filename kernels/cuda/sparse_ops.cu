@@ -52,13 +52,6 @@ __global__ void scatter_add_kernel(const float* values, const std::uint32_t* ind
   if (i < capacity && i < *count) dense[indices[i]] += values[i];
 }
 
-__global__ void add_kernel(float* acc, const float* g, std::size_t n) {
-  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
-    acc[i] += g[i];
-  }
-}
-
 __global__ void zero_applied_kernel(const std::uint32_t* indices, const std::uint32_t* count,
                                     std::size_t capacity, const std::uint8_t* applied,
                                     float* dense) {
@@ -117,11 +110,6 @@ void scatter_add(const DeviceSparseSet& s, float* dense, cudaStream_t stream) {
   check_launch("cuda scatter_add");
 }
 
-void add(float* acc, const float* g, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  add_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(acc, g, n);
-  check_launch("cuda add");
-}
 
 void zero_applied(float* dense, const DeviceSparseSet& s, const std::uint8_t* applied,
                   cudaStream_t stream) {

@@ -35,9 +35,6 @@ class SparseMerger {
 // dense[s.indices[i]] += s.values[i] for the set's entries.
 void scatter_add(const DeviceSparseSet& s, float* dense, cudaStream_t stream);
 
-// acc += g over n entries.
-void add(float* acc, const float* g, std::size_t n, cudaStream_t stream);
-
 // Error feedback: dense[s.indices[i]] = 0 for every entry i with applied[i] != 0.
 void zero_applied(float* dense, const DeviceSparseSet& s, const std::uint8_t* applied,
                   cudaStream_t stream);

@@ -2,9 +2,8 @@
 // its row, this one file. Test-only: model averaging (each rank steps on its own gradient, then
 // the ranks average their parameters, every iteration), launched under mpirun by
 // tests/mpi/test_extension.cpp as commsgd-train-extended --algo model-averaging.
-#include <span>
-
 #include "algorithms/catalog.hpp"
+#include "kernels/ops.hpp"
 #include "trainer/commsgd_train.hpp"
 
 namespace {
@@ -15,11 +14,12 @@ class ModelAveraging final : public algorithms::Algorithm {
  public:
   explicit ModelAveraging(comm::Communicator& comm) : comm_(comm) {}
 
-  void synchronize_gradients(std::span<float>) override {}
-  void after_step(std::span<float> params) override {
+  // Written against buffers and kernels/ops.hpp, so it works wherever the model is.
+  bool works_in(kernels::Memory) const override { return true; }
+  void synchronize_gradients(kernels::Buffer<float>) override {}
+  void after_step(kernels::Buffer<float> params) override {
     comm_.allreduce(params, comm::ReduceOp::sum);
-    const float share = 1.0f / static_cast<float>(comm_.size());
-    for (float& x : params) x *= share;
+    kernels::ops::scale(params, 1.0f / static_cast<float>(comm_.size()));
     stats_.entries_sent += params.size();
     stats_.entries_offered += params.size();
   }

@@ -22,6 +22,7 @@
 #include "kernels/cuda/sparse_ops.hpp"
 #include "kernels/cuda/threshold.hpp"
 #include "kernels/cuda/topk.hpp"
+#include "kernels/cuda/vector_ops.hpp"
 #include "kernels/sampling.hpp"
 #include "kernels/sparse_ops.hpp"
 #include "kernels/threshold.hpp"

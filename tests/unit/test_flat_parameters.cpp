@@ -9,6 +9,11 @@
 namespace commsgd::trainer {
 namespace {
 
+// The flat buffers of a host model (or its host copies), as spans.
+std::span<float> host(kernels::Buffer<float> b) {
+  return b.host("the test");
+}
+
 std::shared_ptr<Model> lenet(std::uint64_t seed) {
   torch::manual_seed(seed);
   return make_model({"lenet", 1, 8, 8, 10, {}, {}, {}, {}});
@@ -35,12 +40,12 @@ torch::Tensor as_tensor(std::span<float> s) {
 TEST(FlatParameters, FlatTrainingMatchesTorchSgd) {
   auto flat_model = lenet(3), torch_model = lenet(3);
   FlatParameters flat(*flat_model);
-  ASSERT_TRUE(torch::equal(as_tensor(flat.params()), concat_params(*torch_model)));
+  ASSERT_TRUE(torch::equal(as_tensor(host(flat.params())), concat_params(*torch_model)));
 
   torch::optim::SGD optimizer(
       torch_model->parameters(),
       torch::optim::SGDOptions(0.05).momentum(0.9).weight_decay(1e-4).nesterov(true));
-  std::vector<float> momentum(flat.params().size(), 0.0f);
+  std::vector<float> momentum(host(flat.params()).size(), 0.0f);
   const kernels::SgdHyperParams hp{0.05f, 0.9f, 1e-4f, true};
 
   torch::manual_seed(11);
@@ -54,12 +59,12 @@ TEST(FlatParameters, FlatTrainingMatchesTorchSgd) {
 
     optimizer.zero_grad();
     torch::nn::functional::cross_entropy(torch_model->forward(x), y).backward();
-    ASSERT_TRUE(torch::allclose(as_tensor(flat.grads()), concat_grads(*torch_model), 1e-5, 1e-7))
+    ASSERT_TRUE(torch::allclose(as_tensor(host(flat.grads())), concat_grads(*torch_model), 1e-5, 1e-7))
         << "step " << step;
 
-    kernels::sgd_step(flat.params(), flat.grads(), momentum, hp);
+    kernels::sgd_step(host(flat.params()), host(flat.grads()), momentum, hp);
     optimizer.step();
-    ASSERT_TRUE(torch::allclose(as_tensor(flat.params()), concat_params(*torch_model), 1e-5, 1e-7))
+    ASSERT_TRUE(torch::allclose(as_tensor(host(flat.params())), concat_params(*torch_model), 1e-5, 1e-7))
         << "step " << step;
   }
 }
@@ -68,11 +73,11 @@ TEST(FlatParameters, BatchNormStatisticsLiveInTheBufferSpan) {
   torch::manual_seed(1);
   auto model = make_model({"resnet20", 3, 8, 8, 10, {}, {}, {}, {}});
   FlatParameters flat(*model);
-  ASSERT_GT(flat.buffers().size(), 0u);
-  const std::vector<float> before(flat.buffers().begin(), flat.buffers().end());
+  ASSERT_GT(host(flat.buffers()).size(), 0u);
+  const std::vector<float> before(host(flat.buffers()).begin(), host(flat.buffers()).end());
   model->train();
   model->forward(torch::randn({4, 3, 8, 8}));
-  const std::vector<float> after(flat.buffers().begin(), flat.buffers().end());
+  const std::vector<float> after(host(flat.buffers()).begin(), host(flat.buffers()).end());
   EXPECT_NE(before, after) << "a training forward pass updates running statistics in place";
 }
 
@@ -85,7 +90,7 @@ TEST(FlatParameters, StagedTrainingMatchesInPlaceTraining) {
   FlatParameters staged(*staged_model, FlatParameters::Staging::always);
   ASSERT_FALSE(in_place.staged());
   ASSERT_TRUE(staged.staged());
-  std::vector<float> momentum_a(in_place.params().size(), 0.0f), momentum_b = momentum_a;
+  std::vector<float> momentum_a(host(in_place.params()).size(), 0.0f), momentum_b = momentum_a;
   const kernels::SgdHyperParams hp{0.05f, 0.9f, 1e-4f, true};
 
   torch::manual_seed(11);
@@ -95,20 +100,20 @@ TEST(FlatParameters, StagedTrainingMatchesInPlaceTraining) {
 
     in_place.zero_grads();
     torch::nn::functional::cross_entropy(in_place_model->forward(x), y).backward();
-    kernels::sgd_step(in_place.params(), in_place.grads(), momentum_a, hp);
+    kernels::sgd_step(host(in_place.params()), host(in_place.grads()), momentum_a, hp);
 
     staged.zero_grads();
     staged.params_to_device();
     torch::nn::functional::cross_entropy(staged_model->forward(x), y).backward();
     staged.check_grads_in_place();
-    EXPECT_TRUE(torch::all(as_tensor(staged.grads()) == 0).item<bool>()) << "not yet downloaded";
+    EXPECT_TRUE(torch::all(as_tensor(host(staged.grads())) == 0).item<bool>()) << "not yet downloaded";
     staged.grads_to_host();
-    ASSERT_TRUE(torch::equal(as_tensor(staged.grads()), concat_grads(*staged_model)));
-    kernels::sgd_step(staged.params(), staged.grads(), momentum_b, hp);
-    EXPECT_FALSE(torch::equal(as_tensor(staged.params()), concat_params(*staged_model)))
+    ASSERT_TRUE(torch::equal(as_tensor(host(staged.grads())), concat_grads(*staged_model)));
+    kernels::sgd_step(host(staged.params()), host(staged.grads()), momentum_b, hp);
+    EXPECT_FALSE(torch::equal(as_tensor(host(staged.params())), concat_params(*staged_model)))
         << "the model sees a host update only once it is uploaded";
 
-    ASSERT_TRUE(torch::equal(as_tensor(staged.params()), as_tensor(in_place.params())))
+    ASSERT_TRUE(torch::equal(as_tensor(host(staged.params())), as_tensor(host(in_place.params()))))
         << "step " << step;
   }
 }
@@ -116,9 +121,9 @@ TEST(FlatParameters, StagedTrainingMatchesInPlaceTraining) {
 TEST(FlatParameters, StagedGradientHooksHandOutDownloadedGradients) {
   auto model = lenet(5);
   FlatParameters flat(*model, FlatParameters::Staging::always);
-  std::vector<float> seen(flat.grads().size(), 0.0f);
+  std::vector<float> seen(host(flat.grads()).size(), 0.0f);
   flat.on_gradient_ready([&](std::size_t offset, std::size_t count) {
-    const std::span<float> ready = flat.grads().subspan(offset, count);
+    const std::span<float> ready = host(flat.grads()).subspan(offset, count);
     std::copy(ready.begin(), ready.end(), seen.begin() + static_cast<std::ptrdiff_t>(offset));
   });
   flat.zero_grads();
@@ -133,20 +138,20 @@ TEST(FlatParameters, StagedBuffersMoveOnlyWhenAsked) {
   torch::manual_seed(1);
   auto model = make_model({"resnet20", 3, 8, 8, 10, {}, {}, {}, {}});
   FlatParameters flat(*model, FlatParameters::Staging::always);
-  const std::vector<float> before(flat.buffers().begin(), flat.buffers().end());
+  const std::vector<float> before(host(flat.buffers()).begin(), host(flat.buffers()).end());
   model->train();
   model->forward(torch::randn({4, 3, 8, 8}));
-  EXPECT_EQ(std::vector<float>(flat.buffers().begin(), flat.buffers().end()), before);
+  EXPECT_EQ(std::vector<float>(host(flat.buffers()).begin(), host(flat.buffers()).end()), before);
   flat.buffers_to_host();
-  EXPECT_NE(std::vector<float>(flat.buffers().begin(), flat.buffers().end()), before);
+  EXPECT_NE(std::vector<float>(host(flat.buffers()).begin(), host(flat.buffers()).end()), before);
 
-  std::copy(before.begin(), before.end(), flat.buffers().begin());
+  std::copy(before.begin(), before.end(), host(flat.buffers()).begin());
   flat.buffers_to_device();
   std::vector<torch::Tensor> device_buffers;
   for (const torch::Tensor& b : model->buffers()) {
     if (b.scalar_type() == torch::kFloat32) device_buffers.push_back(b.flatten());
   }
-  EXPECT_TRUE(torch::equal(torch::cat(device_buffers), as_tensor(flat.buffers())));
+  EXPECT_TRUE(torch::equal(torch::cat(device_buffers), as_tensor(host(flat.buffers()))));
 }
 
 }  // namespace

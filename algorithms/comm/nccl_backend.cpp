@@ -1,4 +1,4 @@
-#include "algorithms/comm/nccl_communicator.hpp"
+#include "algorithms/comm/nccl_backend.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -42,21 +42,14 @@ ncclRedOp_t to_nccl(ReduceOp op) {
 // NCCL makes progress in threads of its own: polling no more often than this leaves them a core.
 constexpr auto kPollInterval = std::chrono::microseconds(50);
 
-[[noreturn]] void host_sized(const char* call) {
-  throw std::logic_error(std::string("NcclCommunicator::") + call +
-                         ": the NCCL backend moves device buffers whose size both sides know; "
-                         "use send_receive");
+cudaStream_t as_stream(void* stream) {
+  return static_cast<cudaStream_t>(stream);
 }
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(MpiCommunicator& mpi, cudaStream_t stream,
-                                   std::chrono::milliseconds timeout)
-    : NcclCommunicator(nullptr, mpi, stream, timeout) {}
-
-NcclCommunicator::NcclCommunicator(std::unique_ptr<Communicator> owned, Communicator& mpi,
-                                   cudaStream_t stream, std::chrono::milliseconds timeout)
-    : owned_(std::move(owned)), mpi_(mpi), stream_(stream), timeout_(timeout) {
+NcclBackend::NcclBackend(Communicator& host, std::chrono::milliseconds timeout)
+    : host_(host), timeout_(timeout) {
   if (timeout <= std::chrono::milliseconds::zero()) {
     throw std::invalid_argument("NCCL communicator timeout must be > 0");
   }
@@ -67,7 +60,7 @@ NcclCommunicator::NcclCommunicator(std::unique_ptr<Communicator> owned, Communic
     ncclResult_t result;
   } bootstrap{};
   if (rank() == 0) bootstrap.result = ncclGetUniqueId(&bootstrap.id);
-  mpi_.broadcast(&bootstrap, sizeof bootstrap, 0);
+  host_.broadcast(&bootstrap, sizeof bootstrap, 0);
   if (rank() == 0) settle(bootstrap.result, "ncclGetUniqueId");
   if (bootstrap.result != ncclSuccess) {
     fail("ncclGetUniqueId",
@@ -79,7 +72,7 @@ NcclCommunicator::NcclCommunicator(std::unique_ptr<Communicator> owned, Communic
          "ncclCommInitRankConfig");
 }
 
-NcclCommunicator::~NcclCommunicator() {
+NcclBackend::~NcclBackend() {
   if (comm_ == nullptr) return;  // aborted after an error
   // Finalizing flushes what is still queued and waits for the peers, so it gets the timeout too.
   // A destructor cannot throw; one that fails has been aborted by settle.
@@ -91,25 +84,15 @@ NcclCommunicator::~NcclCommunicator() {
   ncclCommDestroy(comm_);
 }
 
-void NcclCommunicator::abort(int exit_code) {
-  // Stops this rank's kernels that wait on peers before MPI ends the processes.
-  if (comm_ != nullptr) ncclCommAbort(comm_);
-  mpi_.abort(exit_code);
-  std::abort();  // unreachable: the MPI abort does not return
+void NcclBackend::abort() noexcept {
+  if (comm_ != nullptr) ncclCommAbort(std::exchange(comm_, nullptr));
 }
 
-std::unique_ptr<Communicator> NcclCommunicator::duplicate() {
-  return duplicate(stream_);
+std::unique_ptr<DeviceBackend> NcclBackend::duplicate(Communicator& host) {
+  return std::make_unique<NcclBackend>(host, timeout_);
 }
 
-std::unique_ptr<NcclCommunicator> NcclCommunicator::duplicate(cudaStream_t stream) {
-  std::unique_ptr<Communicator> mpi = mpi_.duplicate();
-  Communicator& bootstrap = *mpi;
-  return std::unique_ptr<NcclCommunicator>(
-      new NcclCommunicator(std::move(mpi), bootstrap, stream, timeout_));
-}
-
-void NcclCommunicator::fail(const char* call, const std::string& why) {
+void NcclBackend::fail(const char* call, const std::string& why) {
   std::string message = std::string(call) + ": " + why;
   if (comm_ != nullptr) {
     ncclCommAbort(comm_);
@@ -120,7 +103,7 @@ void NcclCommunicator::fail(const char* call, const std::string& why) {
 }
 
 template <class Done>
-void NcclCommunicator::wait_until(const char* call, Done&& done) {
+void NcclBackend::wait_until(const char* call, Done&& done) {
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline) {
@@ -130,7 +113,7 @@ void NcclCommunicator::wait_until(const char* call, Done&& done) {
   }
 }
 
-void NcclCommunicator::settle(ncclResult_t result, const char* call) {
+void NcclBackend::settle(ncclResult_t result, const char* call) {
   wait_until(call, [&] {
     if (result == ncclInProgress) {
       const ncclResult_t queried = ncclCommGetAsyncError(comm_, &result);
@@ -146,24 +129,27 @@ void NcclCommunicator::settle(ncclResult_t result, const char* call) {
 }
 
 // NCCL must see ncclGroupEnd even after a failed enqueue, and reports that failure best.
-void NcclCommunicator::end_group(ncclResult_t enqueued, const char* call) {
+void NcclBackend::end_group(ncclResult_t enqueued, const char* call) {
   const ncclResult_t ended = ncclGroupEnd();
   settle(enqueued, call);
   settle(ended, "ncclGroupEnd");
 }
 
-void NcclCommunicator::do_allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op) {
+void NcclBackend::allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op,
+                            void* stream) {
   // NCCL could take max and min of halves; refused as the MPI backend refuses them, so that no
   // run depends on the backend.
   if ((type == DataType::f16 || type == DataType::bf16) && op != ReduceOp::sum) {
     throw std::invalid_argument("half-precision allreduce: only sum is supported");
   }
-  settle(ncclAllReduce(buffer, buffer, count, to_nccl(type), to_nccl(op), comm_, stream_),
+  settle(ncclAllReduce(buffer, buffer, count, to_nccl(type), to_nccl(op), comm_, as_stream(stream)),
          "ncclAllReduce");
 }
 
-void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
-  settle(ncclAllGather(send, recv, bytes_per_rank, ncclUint8, comm_, stream_), "ncclAllGather");
+void NcclBackend::allgather(const void* send, void* recv, std::size_t bytes_per_rank,
+                            void* stream) {
+  settle(ncclAllGather(send, recv, bytes_per_rank, ncclUint8, comm_, as_stream(stream)),
+         "ncclAllGather");
 }
 
 // NCCL has no allgatherv: one broadcast per rank into its block, in one group (one launch). Every
@@ -171,71 +157,53 @@ void NcclCommunicator::do_allgather(const void* send, void* recv, std::size_t by
 // the largest for ncclAllGather would move (P-1)·max bytes to every rank, which is far more when
 // the sizes differ (sparse gradients), and would need a scratch buffer and a compacting copy.
 // An empty block costs nothing: NCCL discards zero-count collectives.
-void NcclCommunicator::do_allgatherv(const void* send, void* recv,
-                                     std::span<const std::size_t> bytes_per_rank) {
+void NcclBackend::allgatherv(const void* send, void* recv,
+                             std::span<const std::size_t> bytes_per_rank, void* stream) {
   settle(ncclGroupStart(), "ncclGroupStart");
   auto* block = static_cast<std::byte*>(recv);
   ncclResult_t enqueued = ncclSuccess;
   for (int root = 0; root < size() && enqueued == ncclSuccess; ++root) {
     const std::size_t bytes = bytes_per_rank[static_cast<std::size_t>(root)];
     enqueued =
-        ncclBroadcast(root == rank() ? send : block, block, bytes, ncclUint8, root, comm_, stream_);
+        ncclBroadcast(root == rank() ? send : block, block, bytes, ncclUint8, root, comm_,
+                      as_stream(stream));
     block += bytes;
   }
   end_group(enqueued, "ncclBroadcast");
 }
 
-void NcclCommunicator::do_broadcast(void* buffer, std::size_t bytes, int root) {
-  settle(ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, stream_), "ncclBroadcast");
+void NcclBackend::broadcast(void* buffer, std::size_t bytes, int root, void* stream) {
+  settle(ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, as_stream(stream)),
+         "ncclBroadcast");
 }
 
-// Polls the stream rather than calling cudaStreamSynchronize, so that a collective stuck on the
-// GPU (a peer that never launched its side) is aborted once the timeout passes, and an NCCL
-// network error ends the wait at once.
-void NcclCommunicator::do_barrier() {
+void NcclBackend::synchronize(void* stream) {
   cudaError_t state = cudaErrorNotReady;
   wait_until("cudaStreamQuery", [&] {
     ncclResult_t async = ncclSuccess;
     const ncclResult_t queried = ncclCommGetAsyncError(comm_, &async);
     if (queried != ncclSuccess) async = queried;
     if (async != ncclSuccess && async != ncclInProgress) settle(async, "ncclCommGetAsyncError");
-    state = cudaStreamQuery(stream_);
+    state = cudaStreamQuery(as_stream(stream));
     return state != cudaErrorNotReady;
   });
   if (state != cudaSuccess) fail("cudaStreamQuery", cudaGetErrorString(state));
-  mpi_.barrier();
-}
-
-void NcclCommunicator::do_send(const void*, std::size_t, int) {
-  host_sized("send");
-}
-
-void NcclCommunicator::do_receive(std::vector<std::byte>&, int) {
-  host_sized("receive");
-}
-
-std::optional<int> NcclCommunicator::do_probe(int) {
-  host_sized("probe");
-}
-
-void NcclCommunicator::do_exchange(const void*, std::size_t, int, std::vector<std::byte>&) {
-  host_sized("exchange");
 }
 
 // One group: NCCL starts every send and receive together, so no pattern of peers can deadlock,
 // and messages between one pair of ranks are matched in the order they were posted.
-void NcclCommunicator::do_send_receive(std::span<const Outgoing> sends,
-                                       std::span<const Incoming> receives) {
+void NcclBackend::send_receive(std::span<const Outgoing> sends,
+                               std::span<const Incoming> receives, void* stream) {
   settle(ncclGroupStart(), "ncclGroupStart");
   ncclResult_t enqueued = ncclSuccess;
   for (const Incoming& m : receives) {
     if (enqueued == ncclSuccess) {
-      enqueued = ncclRecv(m.data, m.bytes, ncclUint8, m.peer, comm_, stream_);
+      enqueued = ncclRecv(m.data, m.bytes, ncclUint8, m.peer, comm_, as_stream(stream));
     }
   }
   for (const Outgoing& m : sends) {
     if (enqueued == ncclSuccess) {
-      enqueued = ncclSend(m.data, m.bytes, ncclUint8, m.peer, comm_, stream_);
+      enqueued = ncclSend(m.data, m.bytes, ncclUint8, m.peer, comm_, as_stream(stream));
     }
   }
   end_group(enqueued, "ncclSend/ncclRecv");

@@ -1,6 +1,6 @@
-// NcclCommunicator under mpirun (P = 1, 2), one CUDA device per rank: every collective and
-// send_receive pattern checked on the host against what the ranks put in, and traffic counted as
-// the MPI backend counts it. Without a device per rank the tests skip, on every rank alike, so no
+// The NCCL back end of a Communicator under mpirun (P = 1, 2), one CUDA device per rank: every
+// collective and send_receive pattern on device buffers checked on the host against what the
+// ranks put in, and traffic counted as for host buffers. Without a device per rank the tests skip, on every rank alike, so no
 // rank waits in a collective for one that skipped.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "algorithms/comm/mpi_communicator.hpp"
-#include "algorithms/comm/nccl_communicator.hpp"
+#include "algorithms/comm/nccl_backend.hpp"
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/half_precision.hpp"
 
@@ -92,7 +92,9 @@ class Nccl : public ::testing::Test {
     }
     check(cudaSetDevice(mpi_.placement().local_rank), "cudaSetDevice");
     check(cudaStreamCreate(&stream_), "cudaStreamCreate");
-    nccl_ = std::make_unique<NcclCommunicator>(mpi_, stream_, kTimeout);
+    nccl_ = std::make_unique<MpiCommunicator>();
+    nccl_->attach_device_backend(std::make_unique<NcclBackend>(*nccl_, kTimeout));
+    on_device_ = kernels::cuda_place(stream_);
     p_ = nccl_->size();
     r_ = nccl_->rank();
   }
@@ -106,7 +108,9 @@ class Nccl : public ::testing::Test {
 
   MpiCommunicator mpi_;
   cudaStream_t stream_ = nullptr;
-  std::unique_ptr<NcclCommunicator> nccl_;
+  // A communicator whose device buffers go to NCCL.
+  std::unique_ptr<MpiCommunicator> nccl_;
+  Place on_device_;
   int p_ = 1;
   int r_ = 0;
 };
@@ -117,7 +121,7 @@ TEST_F(Nccl, AllreduceSumsFloats) {
     return static_cast<float>(i) + static_cast<float>(q + 1);
   };
   DeviceBuffer<float> x(contribution(r_, kCount, value));
-  nccl_->allreduce(x.data(), kCount, DataType::f32, ReduceOp::sum);
+  nccl_->allreduce(x.data(), kCount, DataType::f32, ReduceOp::sum, on_device_);
   std::vector<float> expected(kCount, 0.0f);
   for (int q = 0; q < p_; ++q) {
     for (std::size_t i = 0; i < kCount; ++i) expected[i] += value(q, i);
@@ -143,7 +147,7 @@ TEST_F(Nccl, AllreduceSumsHalfPrecisionBits) {
       bits[i] = fp16 ? kernels::to_fp16(value(r_, i)) : kernels::to_bf16(value(r_, i));
     }
     DeviceBuffer<std::uint16_t> x(bits);
-    nccl_->allreduce(x.data(), kCount, type, ReduceOp::sum);
+    nccl_->allreduce(x.data(), kCount, type, ReduceOp::sum, on_device_);
     synchronize();
     std::vector<float> sum(kCount);
     const std::vector<std::uint16_t> reduced = x.download();
@@ -151,7 +155,8 @@ TEST_F(Nccl, AllreduceSumsHalfPrecisionBits) {
       sum[i] = fp16 ? kernels::from_fp16(reduced[i]) : kernels::from_bf16(reduced[i]);
     }
     EXPECT_EQ(sum, expected) << (fp16 ? "f16" : "bf16");
-    EXPECT_THROW(nccl_->allreduce(x.data(), kCount, type, ReduceOp::max), std::invalid_argument);
+    EXPECT_THROW(nccl_->allreduce(x.data(), kCount, type, ReduceOp::max, on_device_),
+                 std::invalid_argument);
   }
 }
 
@@ -161,7 +166,7 @@ TEST_F(Nccl, AllreduceTakesTheMaxOfDoubles) {
     return (q % 2 == 0 ? 1.0 : -1.0) * static_cast<double>(i) + 0.25 * q;
   };
   DeviceBuffer<double> x(contribution(r_, kCount, value));
-  nccl_->allreduce(x.data(), kCount, DataType::f64, ReduceOp::max);
+  nccl_->allreduce(x.data(), kCount, DataType::f64, ReduceOp::max, on_device_);
   std::vector<double> expected = contribution(0, kCount, value);
   for (int q = 1; q < p_; ++q) {
     for (std::size_t i = 0; i < kCount; ++i) expected[i] = std::max(expected[i], value(q, i));
@@ -178,7 +183,7 @@ TEST_F(Nccl, AllgatherPutsTheBlocksInRankOrder) {
   constexpr std::size_t kBlock = 5;
   DeviceBuffer<std::uint8_t> send(contribution(r_, kBlock, byte_value));
   DeviceBuffer<std::uint8_t> recv(kBlock * static_cast<std::size_t>(p_));
-  nccl_->allgather(send.data(), recv.data(), kBlock);
+  nccl_->allgather(send.data(), recv.data(), kBlock, on_device_);
   std::vector<std::uint8_t> expected;
   for (int q = 0; q < p_; ++q) {
     const std::vector<std::uint8_t> block = contribution(q, kBlock, byte_value);
@@ -201,7 +206,7 @@ TEST_F(Nccl, AllgathervPacksUnequalBlocksBackToBack) {
   DeviceBuffer<std::uint8_t> send(
       contribution(r_, sizes[static_cast<std::size_t>(r_)], byte_value));
   DeviceBuffer<std::uint8_t> recv(expected.size());
-  nccl_->allgatherv(send.data(), recv.data(), sizes);
+  nccl_->allgatherv(send.data(), recv.data(), sizes, on_device_);
   synchronize();
   EXPECT_EQ(recv.download(), expected);
 }
@@ -214,7 +219,7 @@ TEST_F(Nccl, BroadcastsFromTheLastRank) {
     return q == root ? x * x - 5 : -1;
   };
   DeviceBuffer<std::int64_t> x(contribution(r_, kCount, value));
-  nccl_->broadcast(x.data(), kCount * sizeof(std::int64_t), root);
+  nccl_->broadcast(x.data(), kCount * sizeof(std::int64_t), root, on_device_);
   synchronize();
   EXPECT_EQ(x.download(), contribution(root, kCount, value));
 }
@@ -230,7 +235,7 @@ TEST_F(Nccl, SendReceiveAroundARing) {
   DeviceBuffer<float> recv(kCount);
   const Outgoing out{send.data(), kCount * sizeof(float), next};
   const Incoming in{recv.data(), kCount * sizeof(float), previous};
-  nccl_->send_receive(std::span(&out, 1), std::span(&in, 1));
+  nccl_->send_receive(std::span(&out, 1), std::span(&in, 1), on_device_);
   synchronize();
   EXPECT_EQ(recv.download(), contribution(previous, kCount, value));
 }
@@ -251,26 +256,27 @@ TEST_F(Nccl, SendReceiveKeepsTheOrderOfTwoMessagesToOnePeer) {
                             {send_second.data(), 3 * sizeof(float), next}};
   const Incoming receives[] = {{recv_first.data(), 10 * sizeof(float), previous},
                                {recv_second.data(), 3 * sizeof(float), previous}};
-  nccl_->send_receive(sends, receives);
+  nccl_->send_receive(sends, receives, on_device_);
   synchronize();
   EXPECT_EQ(recv_first.download(), contribution(previous, 10, first));
   EXPECT_EQ(recv_second.download(), contribution(previous, 3, second));
 }
 
-// The same calls on either backend, on two buffers of kScratch bytes of its kind.
+// The same calls on either back end, on two buffers of kScratch bytes in `place`.
 constexpr std::size_t kScratch = 4096;
-void exercise(Communicator& comm, std::byte* in, std::byte* out) {
+void exercise(Communicator& comm, std::byte* in, std::byte* out, Place place) {
   const int p = comm.size();
   const int r = comm.rank();
-  comm.allreduce(in, 64, DataType::f32, ReduceOp::sum);
-  comm.allgather(in, out, 16);
+  comm.allreduce(in, 64, DataType::f32, ReduceOp::sum, place);
+  comm.allgather(in, out, 16, place);
   std::vector<std::size_t> sizes(static_cast<std::size_t>(p));
   for (int q = 0; q < p; ++q) sizes[static_cast<std::size_t>(q)] = q == 1 ? 0 : 2 * q + 3;
-  comm.allgatherv(in, out, sizes);
-  comm.broadcast(in, 40, p - 1);
+  comm.allgatherv(in, out, sizes, place);
+  comm.broadcast(in, 40, p - 1, place);
   const Outgoing sends[] = {{in, 12, (r + 1) % p}, {in + 12, 4, (r + 1) % p}};
   const Incoming receives[] = {{out, 12, (r + p - 1) % p}, {out + 12, 4, (r + p - 1) % p}};
-  comm.send_receive(sends, receives);
+  comm.send_receive(sends, receives, place);
+  comm.synchronize(place);
   comm.barrier();
 }
 
@@ -278,10 +284,10 @@ TEST_F(Nccl, CountsTrafficAsTheMpiBackendDoes) {
   MpiCommunicator reference;
   std::vector<std::byte> in(kScratch);
   std::vector<std::byte> out(kScratch);
-  exercise(reference, in.data(), out.data());
+  exercise(reference, in.data(), out.data(), kHost);
   DeviceBuffer<std::byte> device_in(kScratch);
   DeviceBuffer<std::byte> device_out(kScratch);
-  exercise(*nccl_, device_in.data(), device_out.data());
+  exercise(*nccl_, device_in.data(), device_out.data(), on_device_);
   const CommCounters& want = reference.counters();
   const CommCounters& got = nccl_->counters();
   EXPECT_EQ(got.calls, want.calls);
@@ -291,22 +297,23 @@ TEST_F(Nccl, CountsTrafficAsTheMpiBackendDoes) {
   EXPECT_EQ(got.bytes_received, want.bytes_received);
 }
 
-// Both copies work, on this stream and on one of their own.
+// A duplicate (a communication thread's) has a back end of its own, on this stream or another.
 TEST_F(Nccl, DuplicatesReduceIndependently) {
   cudaStream_t other = nullptr;
   check(cudaStreamCreate(&other), "cudaStreamCreate");
   {
-    const std::unique_ptr<Communicator> same_stream = nccl_->duplicate();
-    const std::unique_ptr<NcclCommunicator> own_stream = nccl_->duplicate(other);
+    const std::unique_ptr<Communicator> copy = nccl_->duplicate();
+    ASSERT_TRUE(copy->has_device_backend());
     std::vector<double> ones(10, 1.0);
     DeviceBuffer<double> a(ones);
     DeviceBuffer<double> b(ones);
     DeviceBuffer<double> c(ones);
-    nccl_->allreduce(a.data(), ones.size(), DataType::f64, ReduceOp::sum);
-    same_stream->allreduce(b.data(), ones.size(), DataType::f64, ReduceOp::sum);
-    own_stream->allreduce(c.data(), ones.size(), DataType::f64, ReduceOp::sum);
+    nccl_->allreduce(a.data(), ones.size(), DataType::f64, ReduceOp::sum, on_device_);
+    copy->allreduce(b.data(), ones.size(), DataType::f64, ReduceOp::sum, on_device_);
+    copy->allreduce(c.data(), ones.size(), DataType::f64, ReduceOp::sum,
+                    kernels::cuda_place(other));
+    copy->synchronize(kernels::cuda_place(other));
     synchronize();
-    check(cudaStreamSynchronize(other), "cudaStreamSynchronize");
     const std::vector<double> expected(ones.size(), static_cast<double>(p_));
     EXPECT_EQ(a.download(), expected);
     EXPECT_EQ(b.download(), expected);
@@ -316,20 +323,27 @@ TEST_F(Nccl, DuplicatesReduceIndependently) {
   cudaStreamDestroy(other);
 }
 
-TEST_F(Nccl, RejectsCallsWhoseSizeTheReceiverDoesNotKnow) {
-  std::vector<std::byte> host(4);
-  EXPECT_THROW(nccl_->send(host.data(), host.size(), 0), std::logic_error);
-  EXPECT_THROW(nccl_->receive(host, 0), std::logic_error);
-  EXPECT_THROW(nccl_->probe(Communicator::kAnyPeer), std::logic_error);
-  EXPECT_THROW(nccl_->exchange(host.data(), host.size(), 0, host), std::logic_error);
+// Host buffers of the same communicator still go over MPI.
+TEST_F(Nccl, HostBuffersStayOnTheHostBackEnd) {
+  std::vector<double> x(4, 1.0);
+  nccl_->allreduce(std::span(x), ReduceOp::sum);
+  EXPECT_EQ(x, std::vector<double>(4, static_cast<double>(p_)));
 }
 
 // Checked before anything touches a device, so this runs without one.
 TEST(NcclTimeout, MustBePositive) {
   MpiCommunicator mpi;
-  EXPECT_THROW(NcclCommunicator(mpi, nullptr, std::chrono::milliseconds(0)), std::invalid_argument);
-  EXPECT_THROW(NcclCommunicator(mpi, nullptr, std::chrono::milliseconds(-1)),
-               std::invalid_argument);
+  EXPECT_THROW(NcclBackend(mpi, std::chrono::milliseconds(0)), std::invalid_argument);
+  EXPECT_THROW(NcclBackend(mpi, std::chrono::milliseconds(-1)), std::invalid_argument);
+}
+
+// Without a device back end, a device buffer is refused before anything is sent.
+TEST(DeviceBackend, ADeviceBufferNeedsOne) {
+  MpiCommunicator mpi;
+  float x = 0;
+  EXPECT_THROW(mpi.allreduce(&x, 1, DataType::f32, ReduceOp::sum, kernels::cuda_place(nullptr)),
+               std::logic_error);
+  EXPECT_EQ(mpi.counters().calls, 0u);
 }
 
 }  // namespace
