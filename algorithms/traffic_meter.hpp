@@ -10,8 +10,7 @@ namespace commsgd::algorithms {
 // own statistics: the one place where the communicator's counters are read.
 class TrafficMeter {
  public:
-  explicit TrafficMeter(const comm::Communicator& comm)
-      : comm_(comm), before_(comm.counters()) {}
+  explicit TrafficMeter(const comm::Communicator& comm) : comm_(comm), before_(comm.counters()) {}
   // sent += bytes sent since, received += bytes received since.
   void add_to(std::uint64_t& sent, std::uint64_t& received) const {
     sent += comm_.counters().bytes_sent - before_.bytes_sent;

@@ -42,15 +42,17 @@ class Buffer {
   template <std::size_t N>
   Buffer(std::span<T, N> host) : data_(host.data()), size_(host.size()) {}  // NOLINT: implicit
   template <class Range>
-    requires std::ranges::contiguous_range<Range> && std::ranges::sized_range<Range> &&
-             std::is_convertible_v<std::ranges::range_value_t<Range>(*)[], T(*)[]> &&
-             (!std::is_same_v<std::remove_cvref_t<Range>, Buffer>)
-  Buffer(Range&& host)  // NOLINT: implicit, as std::span's
-      : data_(std::ranges::data(host)), size_(std::ranges::size(host)) {}
+  requires std::ranges::contiguous_range<Range> && std::ranges::sized_range<Range> &&
+      std::is_convertible_v < std::ranges::range_value_t<Range>(*)
+  [],
+      T (*)[] > &&(!std::is_same_v<std::remove_cvref_t<Range>, Buffer>)
+                    Buffer(Range&& host)  // NOLINT: implicit, as std::span's
+      : data_(std::ranges::data(host)),
+  size_(std::ranges::size(host)) {}
   // A buffer of T converts to one of const T.
   template <class U>
-    requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
-  Buffer(const Buffer<U>& other)  // NOLINT: implicit
+  requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
+      Buffer(const Buffer<U>& other)  // NOLINT: implicit
       : data_(other.data()), size_(other.size()), place_(other.place()) {}
 
   T* data() const { return data_; }

@@ -76,7 +76,6 @@ class FlatParameters {
   void check_grads_in_place() const;
 
  private:
-
   std::vector<torch::Tensor> parameters_;
   // A parameter holds its accumulator weakly; the hooks live as long as these do.
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;

@@ -150,8 +150,8 @@ void Communicator::exchange(const void* send, std::size_t bytes, int peer,
   counters_.bytes_received += recv.size();
 }
 
-void Communicator::send_receive(std::span<const Outgoing> sends,
-                                std::span<const Incoming> receives, Place place) {
+void Communicator::send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
+                                Place place) {
   const PendingWait wait("send_receive", size(), sends, receives);
   if (DeviceBackend* device = device_for(place, "send_receive")) {
     device->send_receive(sends, receives, place.stream);

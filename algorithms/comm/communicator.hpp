@@ -95,8 +95,8 @@ class DeviceBackend {
                          void* stream) = 0;
   virtual void allgather(const void* send, void* recv, std::size_t bytes_per_rank,
                          void* stream) = 0;
-  virtual void allgatherv(const void* send, void* recv,
-                          std::span<const std::size_t> bytes_per_rank, void* stream) = 0;
+  virtual void allgatherv(const void* send, void* recv, std::span<const std::size_t> bytes_per_rank,
+                          void* stream) = 0;
   virtual void broadcast(void* buffer, std::size_t bytes, int root, void* stream) = 0;
   virtual void send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
                             void* stream) = 0;
@@ -125,8 +125,7 @@ class Communicator {
   virtual int size() const = 0;
 
   // `place`: where the buffers are, which picks the back end (on a device, with its stream).
-  void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op,
-                 Place place = kHost);
+  void allreduce(void* buffer, std::size_t count, DataType type, ReduceOp op, Place place = kHost);
   // Every rank contributes bytes_per_rank bytes; recv holds size() blocks in rank order.
   void allgather(const void* send, void* recv, std::size_t bytes_per_rank, Place place = kHost);
   // Like allgather, but rank r contributes bytes_per_rank[r] bytes (every rank passes the same

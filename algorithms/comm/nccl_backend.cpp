@@ -164,9 +164,8 @@ void NcclBackend::allgatherv(const void* send, void* recv,
   ncclResult_t enqueued = ncclSuccess;
   for (int root = 0; root < size() && enqueued == ncclSuccess; ++root) {
     const std::size_t bytes = bytes_per_rank[static_cast<std::size_t>(root)];
-    enqueued =
-        ncclBroadcast(root == rank() ? send : block, block, bytes, ncclUint8, root, comm_,
-                      as_stream(stream));
+    enqueued = ncclBroadcast(root == rank() ? send : block, block, bytes, ncclUint8, root, comm_,
+                             as_stream(stream));
     block += bytes;
   }
   end_group(enqueued, "ncclBroadcast");
@@ -192,8 +191,8 @@ void NcclBackend::synchronize(void* stream) {
 
 // One group: NCCL starts every send and receive together, so no pattern of peers can deadlock,
 // and messages between one pair of ranks are matched in the order they were posted.
-void NcclBackend::send_receive(std::span<const Outgoing> sends,
-                               std::span<const Incoming> receives, void* stream) {
+void NcclBackend::send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
+                               void* stream) {
   settle(ncclGroupStart(), "ncclGroupStart");
   ncclResult_t enqueued = ncclSuccess;
   for (const Incoming& m : receives) {

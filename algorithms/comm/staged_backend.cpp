@@ -72,8 +72,8 @@ void StagedBackend::allgather(const void* send, void* recv, std::size_t bytes_pe
 void StagedBackend::allgatherv(const void* send, void* recv,
                                std::span<const std::size_t> bytes_per_rank, void* stream) {
   const std::size_t mine = bytes_per_rank[static_cast<std::size_t>(host_->rank())];
-  const std::size_t all = std::accumulate(bytes_per_rank.begin(), bytes_per_rank.end(),
-                                          std::size_t{0});
+  const std::size_t all =
+      std::accumulate(bytes_per_rank.begin(), bytes_per_rank.end(), std::size_t{0});
   std::byte* staged = host_memory(mine + all);
   to_host(staged, send, mine, stream);
   host_->allgatherv(staged, staged + mine, bytes_per_rank);

@@ -61,8 +61,8 @@ __global__ void to_half_kernel(const float* x, std::uint16_t* out, std::size_t n
 
 __global__ void from_half_kernel(const std::uint16_t* h, float* out, std::size_t n, bool bf16) {
   for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
-    out[i] = bf16 ? __bfloat162float(__ushort_as_bfloat16(h[i]))
-                  : __half2float(__ushort_as_half(h[i]));
+    out[i] =
+        bf16 ? __bfloat162float(__ushort_as_bfloat16(h[i])) : __half2float(__ushort_as_half(h[i]));
   }
 }
 
@@ -114,11 +114,9 @@ void to_half(const float* x, std::uint16_t* out, std::size_t n, bool bf16, cudaS
   check_launch("cuda to_half");
 }
 
-void from_half(const std::uint16_t* h, float* out, std::size_t n, bool bf16,
-               cudaStream_t stream) {
+void from_half(const std::uint16_t* h, float* out, std::size_t n, bool bf16, cudaStream_t stream) {
   if (n == 0) return;
-  from_half_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(h, out, n,
-                                                                                  bf16);
+  from_half_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(h, out, n, bf16);
   check_launch("cuda from_half");
 }
 

@@ -23,10 +23,13 @@
 #include "kernels/cuda/threshold.hpp"
 #include "kernels/cuda/topk.hpp"
 #include "kernels/cuda/vector_ops.hpp"
+#include "kernels/half_precision.hpp"
 #include "kernels/sampling.hpp"
+#include "kernels/sgd.hpp"
 #include "kernels/sparse_ops.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/topk.hpp"
+#include "kernels/vector_ops.hpp"
 
 namespace commsgd::kernels {
 namespace {
@@ -385,6 +388,57 @@ TEST_F(CudaKernels, ScatterAddAddAndZeroAppliedAreTheCpus) {
   for (std::size_t i = 0; i < d; ++i) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(expected[i]), std::bit_cast<std::uint32_t>(got[i]))
         << "entry " << i;
+  }
+}
+
+// What the trainer's step and dense's 16-bit wire do on a GPU (kernels/ops.hpp's device half).
+TEST_F(CudaKernels, DenseOperationsAreTheCpus) {
+  const std::size_t d = 100'003;
+  const std::vector<float> g = normal_vector(d, 41);
+  const auto expect_bits = [](const std::vector<float>& want, const std::vector<float>& got,
+                              const char* what) {
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(want[i]), std::bit_cast<std::uint32_t>(got[i]))
+          << what << ": entry " << i;
+    }
+  };
+  std::vector<float> x = normal_vector(d, 42);
+  DeviceVector dx(x, stream_), dg(g, stream_);
+  scale(x, 0.3f);
+  cuda::scale(dx.data(), d, 0.3f, stream_);
+  expect_bits(x, dx.download(stream_), "scale");
+  const double norm = squared_norm(x);
+  EXPECT_NEAR(cuda::squared_norm(dx.data(), d, stream_), norm, 1e-12 * norm)
+      << "summed in another order";
+
+  for (const bool nesterov : {false, true}) {
+    std::vector<float> p = normal_vector(d, 43), m(d, 0.0f);
+    DeviceVector dp(p, stream_), dm(m, stream_);
+    const SgdHyperParams hp{0.05f, 0.9f, 5e-4f, nesterov};
+    for (int step = 0; step < 3; ++step) {
+      sgd_step(p, g, m, hp);
+      cuda::sgd_step(dp.data(), dg.data(), dm.data(), d, hp, stream_);
+    }
+    expect_bits(p, dp.download(stream_), nesterov ? "nesterov parameters" : "parameters");
+    expect_bits(m, dm.download(stream_), "momentum");
+  }
+
+  for (const bool bf16 : {false, true}) {
+    std::vector<std::uint16_t> want(d);
+    bf16 ? to_bf16(g, want) : to_fp16(g, want);
+    cuda::DeviceArray<std::uint16_t> bits(d, stream_);
+    cuda::to_half(dg.data(), bits.data(), d, bf16, stream_);
+    std::vector<std::uint16_t> got(d);
+    cuda::check(cudaMemcpyAsync(got.data(), bits.data(), d * sizeof(std::uint16_t),
+                                cudaMemcpyDeviceToHost, stream_),
+                "download");
+    cuda::check(cudaStreamSynchronize(stream_), "download");
+    EXPECT_EQ(got, want) << (bf16 ? "bf16" : "fp16");
+    std::vector<float> back(d);
+    bf16 ? from_bf16(want, back) : from_fp16(want, back);
+    DeviceVector dback(std::vector<float>(d), stream_);
+    cuda::from_half(bits.data(), dback.data(), d, bf16, stream_);
+    expect_bits(back, dback.download(stream_), "from half");
   }
 }
 

@@ -1,6 +1,7 @@
-// The NCCL back end of a Communicator under mpirun (P = 1, 2), one CUDA device per rank: every
-// collective and send_receive pattern on device buffers checked on the host against what the
-// ranks put in, and traffic counted as for host buffers. Without a device per rank the tests skip, on every rank alike, so no
+// The device back ends of a Communicator under mpirun (P = 1, 2): NCCL with one CUDA device per
+// rank, the staged back end with any (ranks may share one). Every collective and send_receive
+// pattern on device buffers checked on the host against what the ranks put in, and traffic
+// counted as for host buffers. Without a device per rank the tests skip, on every rank alike, so no
 // rank waits in a collective for one that skipped.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/nccl_backend.hpp"
+#include "algorithms/comm/staged_backend.hpp"
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/half_precision.hpp"
 
@@ -84,22 +86,40 @@ auto contribution(int q, std::size_t n, Value value) {
   return x;
 }
 
-class Nccl : public ::testing::Test {
+// Empty when every rank sees a CUDA device, else why not. Collective.
+std::string no_device(MpiCommunicator& mpi) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+  std::int64_t everyone = devices > 0 ? 1 : 0;
+  mpi.allreduce(std::span(&everyone, 1), ReduceOp::min);
+  return everyone == 1 ? "" : "needs a CUDA device on every rank";
+}
+
+// Each case runs on both back ends: "nccl" and "staged".
+class DeviceBackends : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (const std::string missing = missing_devices(mpi_); !missing.empty()) {
+    const bool nccl = GetParam() == "nccl";
+    if (const std::string missing = nccl ? missing_devices(mpi_) : no_device(mpi_);
+        !missing.empty()) {
       GTEST_SKIP() << missing;
     }
-    check(cudaSetDevice(mpi_.placement().local_rank), "cudaSetDevice");
+    int devices = 1;
+    check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+    check(cudaSetDevice(mpi_.placement().local_rank % devices), "cudaSetDevice");
     check(cudaStreamCreate(&stream_), "cudaStreamCreate");
-    nccl_ = std::make_unique<MpiCommunicator>();
-    nccl_->attach_device_backend(std::make_unique<NcclBackend>(*nccl_, kTimeout));
+    comm_ = std::make_unique<MpiCommunicator>();
+    if (nccl) {
+      comm_->attach_device_backend(std::make_unique<NcclBackend>(*comm_, kTimeout));
+    } else {
+      comm_->attach_device_backend(std::make_unique<StagedBackend>(*comm_));
+    }
     on_device_ = kernels::cuda_place(stream_);
-    p_ = nccl_->size();
-    r_ = nccl_->rank();
+    p_ = comm_->size();
+    r_ = comm_->rank();
   }
   void TearDown() override {
-    nccl_.reset();
+    comm_.reset();
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
@@ -108,20 +128,20 @@ class Nccl : public ::testing::Test {
 
   MpiCommunicator mpi_;
   cudaStream_t stream_ = nullptr;
-  // A communicator whose device buffers go to NCCL.
-  std::unique_ptr<MpiCommunicator> nccl_;
+  // A communicator whose device buffers go to the back end under test.
+  std::unique_ptr<MpiCommunicator> comm_;
   Place on_device_;
   int p_ = 1;
   int r_ = 0;
 };
 
-TEST_F(Nccl, AllreduceSumsFloats) {
+TEST_P(DeviceBackends, AllreduceSumsFloats) {
   constexpr std::size_t kCount = 1000;
   const auto value = [](int q, std::size_t i) {
     return static_cast<float>(i) + static_cast<float>(q + 1);
   };
   DeviceBuffer<float> x(contribution(r_, kCount, value));
-  nccl_->allreduce(x.data(), kCount, DataType::f32, ReduceOp::sum, on_device_);
+  comm_->allreduce(x.data(), kCount, DataType::f32, ReduceOp::sum, on_device_);
   std::vector<float> expected(kCount, 0.0f);
   for (int q = 0; q < p_; ++q) {
     for (std::size_t i = 0; i < kCount; ++i) expected[i] += value(q, i);
@@ -131,7 +151,7 @@ TEST_F(Nccl, AllreduceSumsFloats) {
 }
 
 // Halves and sums small enough to be exact, whatever order NCCL adds them in.
-TEST_F(Nccl, AllreduceSumsHalfPrecisionBits) {
+TEST_P(DeviceBackends, AllreduceSumsHalfPrecisionBits) {
   constexpr std::size_t kCount = 64;
   const auto value = [](int q, std::size_t i) {
     return 0.5f * static_cast<float>(i % 16) + static_cast<float>(q);
@@ -147,7 +167,7 @@ TEST_F(Nccl, AllreduceSumsHalfPrecisionBits) {
       bits[i] = fp16 ? kernels::to_fp16(value(r_, i)) : kernels::to_bf16(value(r_, i));
     }
     DeviceBuffer<std::uint16_t> x(bits);
-    nccl_->allreduce(x.data(), kCount, type, ReduceOp::sum, on_device_);
+    comm_->allreduce(x.data(), kCount, type, ReduceOp::sum, on_device_);
     synchronize();
     std::vector<float> sum(kCount);
     const std::vector<std::uint16_t> reduced = x.download();
@@ -155,18 +175,18 @@ TEST_F(Nccl, AllreduceSumsHalfPrecisionBits) {
       sum[i] = fp16 ? kernels::from_fp16(reduced[i]) : kernels::from_bf16(reduced[i]);
     }
     EXPECT_EQ(sum, expected) << (fp16 ? "f16" : "bf16");
-    EXPECT_THROW(nccl_->allreduce(x.data(), kCount, type, ReduceOp::max, on_device_),
+    EXPECT_THROW(comm_->allreduce(x.data(), kCount, type, ReduceOp::max, on_device_),
                  std::invalid_argument);
   }
 }
 
-TEST_F(Nccl, AllreduceTakesTheMaxOfDoubles) {
+TEST_P(DeviceBackends, AllreduceTakesTheMaxOfDoubles) {
   constexpr std::size_t kCount = 300;
   const auto value = [](int q, std::size_t i) {
     return (q % 2 == 0 ? 1.0 : -1.0) * static_cast<double>(i) + 0.25 * q;
   };
   DeviceBuffer<double> x(contribution(r_, kCount, value));
-  nccl_->allreduce(x.data(), kCount, DataType::f64, ReduceOp::max, on_device_);
+  comm_->allreduce(x.data(), kCount, DataType::f64, ReduceOp::max, on_device_);
   std::vector<double> expected = contribution(0, kCount, value);
   for (int q = 1; q < p_; ++q) {
     for (std::size_t i = 0; i < kCount; ++i) expected[i] = std::max(expected[i], value(q, i));
@@ -179,11 +199,11 @@ std::uint8_t byte_value(int q, std::size_t i) {
   return static_cast<std::uint8_t>(16 * q + static_cast<int>(i) + 1);
 }
 
-TEST_F(Nccl, AllgatherPutsTheBlocksInRankOrder) {
+TEST_P(DeviceBackends, AllgatherPutsTheBlocksInRankOrder) {
   constexpr std::size_t kBlock = 5;
   DeviceBuffer<std::uint8_t> send(contribution(r_, kBlock, byte_value));
   DeviceBuffer<std::uint8_t> recv(kBlock * static_cast<std::size_t>(p_));
-  nccl_->allgather(send.data(), recv.data(), kBlock, on_device_);
+  comm_->allgather(send.data(), recv.data(), kBlock, on_device_);
   std::vector<std::uint8_t> expected;
   for (int q = 0; q < p_; ++q) {
     const std::vector<std::uint8_t> block = contribution(q, kBlock, byte_value);
@@ -194,7 +214,7 @@ TEST_F(Nccl, AllgatherPutsTheBlocksInRankOrder) {
 }
 
 // Unequal blocks, rank 1's empty.
-TEST_F(Nccl, AllgathervPacksUnequalBlocksBackToBack) {
+TEST_P(DeviceBackends, AllgathervPacksUnequalBlocksBackToBack) {
   std::vector<std::size_t> sizes(static_cast<std::size_t>(p_));
   for (int q = 0; q < p_; ++q) sizes[static_cast<std::size_t>(q)] = q == 1 ? 0 : 2 * q + 3;
   std::vector<std::uint8_t> expected;
@@ -206,12 +226,12 @@ TEST_F(Nccl, AllgathervPacksUnequalBlocksBackToBack) {
   DeviceBuffer<std::uint8_t> send(
       contribution(r_, sizes[static_cast<std::size_t>(r_)], byte_value));
   DeviceBuffer<std::uint8_t> recv(expected.size());
-  nccl_->allgatherv(send.data(), recv.data(), sizes, on_device_);
+  comm_->allgatherv(send.data(), recv.data(), sizes, on_device_);
   synchronize();
   EXPECT_EQ(recv.download(), expected);
 }
 
-TEST_F(Nccl, BroadcastsFromTheLastRank) {
+TEST_P(DeviceBackends, BroadcastsFromTheLastRank) {
   constexpr std::size_t kCount = 100;
   const int root = p_ - 1;
   const auto value = [&](int q, std::size_t i) {
@@ -219,12 +239,12 @@ TEST_F(Nccl, BroadcastsFromTheLastRank) {
     return q == root ? x * x - 5 : -1;
   };
   DeviceBuffer<std::int64_t> x(contribution(r_, kCount, value));
-  nccl_->broadcast(x.data(), kCount * sizeof(std::int64_t), root, on_device_);
+  comm_->broadcast(x.data(), kCount * sizeof(std::int64_t), root, on_device_);
   synchronize();
   EXPECT_EQ(x.download(), contribution(root, kCount, value));
 }
 
-TEST_F(Nccl, SendReceiveAroundARing) {
+TEST_P(DeviceBackends, SendReceiveAroundARing) {
   constexpr std::size_t kCount = 257;
   const int next = (r_ + 1) % p_;
   const int previous = (r_ + p_ - 1) % p_;
@@ -235,13 +255,13 @@ TEST_F(Nccl, SendReceiveAroundARing) {
   DeviceBuffer<float> recv(kCount);
   const Outgoing out{send.data(), kCount * sizeof(float), next};
   const Incoming in{recv.data(), kCount * sizeof(float), previous};
-  nccl_->send_receive(std::span(&out, 1), std::span(&in, 1), on_device_);
+  comm_->send_receive(std::span(&out, 1), std::span(&in, 1), on_device_);
   synchronize();
   EXPECT_EQ(recv.download(), contribution(previous, kCount, value));
 }
 
 // Two messages of different sizes to one peer arrive in the order they were posted.
-TEST_F(Nccl, SendReceiveKeepsTheOrderOfTwoMessagesToOnePeer) {
+TEST_P(DeviceBackends, SendReceiveKeepsTheOrderOfTwoMessagesToOnePeer) {
   const int next = (r_ + 1) % p_;
   const int previous = (r_ + p_ - 1) % p_;
   const auto first = [](int q, std::size_t i) {
@@ -256,7 +276,7 @@ TEST_F(Nccl, SendReceiveKeepsTheOrderOfTwoMessagesToOnePeer) {
                             {send_second.data(), 3 * sizeof(float), next}};
   const Incoming receives[] = {{recv_first.data(), 10 * sizeof(float), previous},
                                {recv_second.data(), 3 * sizeof(float), previous}};
-  nccl_->send_receive(sends, receives, on_device_);
+  comm_->send_receive(sends, receives, on_device_);
   synchronize();
   EXPECT_EQ(recv_first.download(), contribution(previous, 10, first));
   EXPECT_EQ(recv_second.download(), contribution(previous, 3, second));
@@ -280,16 +300,16 @@ void exercise(Communicator& comm, std::byte* in, std::byte* out, Place place) {
   comm.barrier();
 }
 
-TEST_F(Nccl, CountsTrafficAsTheMpiBackendDoes) {
+TEST_P(DeviceBackends, CountsTrafficAsTheMpiBackendDoes) {
   MpiCommunicator reference;
   std::vector<std::byte> in(kScratch);
   std::vector<std::byte> out(kScratch);
   exercise(reference, in.data(), out.data(), kHost);
   DeviceBuffer<std::byte> device_in(kScratch);
   DeviceBuffer<std::byte> device_out(kScratch);
-  exercise(*nccl_, device_in.data(), device_out.data(), on_device_);
+  exercise(*comm_, device_in.data(), device_out.data(), on_device_);
   const CommCounters& want = reference.counters();
-  const CommCounters& got = nccl_->counters();
+  const CommCounters& got = comm_->counters();
   EXPECT_EQ(got.calls, want.calls);
   EXPECT_EQ(got.messages_sent, want.messages_sent);
   EXPECT_EQ(got.messages_received, want.messages_received);
@@ -298,17 +318,17 @@ TEST_F(Nccl, CountsTrafficAsTheMpiBackendDoes) {
 }
 
 // A duplicate (a communication thread's) has a back end of its own, on this stream or another.
-TEST_F(Nccl, DuplicatesReduceIndependently) {
+TEST_P(DeviceBackends, DuplicatesReduceIndependently) {
   cudaStream_t other = nullptr;
   check(cudaStreamCreate(&other), "cudaStreamCreate");
   {
-    const std::unique_ptr<Communicator> copy = nccl_->duplicate();
+    const std::unique_ptr<Communicator> copy = comm_->duplicate();
     ASSERT_TRUE(copy->has_device_backend());
     std::vector<double> ones(10, 1.0);
     DeviceBuffer<double> a(ones);
     DeviceBuffer<double> b(ones);
     DeviceBuffer<double> c(ones);
-    nccl_->allreduce(a.data(), ones.size(), DataType::f64, ReduceOp::sum, on_device_);
+    comm_->allreduce(a.data(), ones.size(), DataType::f64, ReduceOp::sum, on_device_);
     copy->allreduce(b.data(), ones.size(), DataType::f64, ReduceOp::sum, on_device_);
     copy->allreduce(c.data(), ones.size(), DataType::f64, ReduceOp::sum,
                     kernels::cuda_place(other));
@@ -318,17 +338,19 @@ TEST_F(Nccl, DuplicatesReduceIndependently) {
     EXPECT_EQ(a.download(), expected);
     EXPECT_EQ(b.download(), expected);
     EXPECT_EQ(c.download(), expected);
-    EXPECT_EQ(nccl_->counters().calls, 1u) << "each copy counts its own traffic";
+    EXPECT_EQ(comm_->counters().calls, 1u) << "each copy counts its own traffic";
   }
   cudaStreamDestroy(other);
 }
 
 // Host buffers of the same communicator still go over MPI.
-TEST_F(Nccl, HostBuffersStayOnTheHostBackEnd) {
+TEST_P(DeviceBackends, HostBuffersStayOnTheHostBackEnd) {
   std::vector<double> x(4, 1.0);
-  nccl_->allreduce(std::span(x), ReduceOp::sum);
+  comm_->allreduce(std::span(x), ReduceOp::sum);
   EXPECT_EQ(x, std::vector<double>(4, static_cast<double>(p_)));
 }
+
+INSTANTIATE_TEST_SUITE_P(BackEnds, DeviceBackends, ::testing::Values("nccl", "staged"));
 
 // Checked before anything touches a device, so this runs without one.
 TEST(NcclTimeout, MustBePositive) {
