@@ -1,5 +1,6 @@
 #include "kernels/ops.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -14,6 +15,10 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/device_array.hpp"
+#include "kernels/cuda/sampling.hpp"
+#include "kernels/cuda/sparse_ops.hpp"
+#include "kernels/cuda/threshold.hpp"
+#include "kernels/cuda/topk.hpp"
 #include "kernels/cuda/vector_ops.hpp"
 #endif
 
@@ -147,6 +152,182 @@ void from_half(Buffer<const std::uint16_t> h, Buffer<float> out, bool bf16) {
   cuda::from_half(h.data(), out.data(), h.size(), bf16, stream_of(p));
 #else
   no_cuda("from_half");
+#endif
+}
+
+void add_blocks(Buffer<float> x, Buffer<const float> blocks, float share) {
+  const Place p = common_place("add_blocks", x, blocks);
+  const std::size_t n = x.size();
+  if (n == 0 ? !blocks.empty() : blocks.size() % n != 0) {
+    throw std::invalid_argument("add_blocks: the blocks are not of the buffer's size");
+  }
+  const std::size_t count = n == 0 ? 0 : blocks.size() / n;
+  if (p.memory == Memory::host) {
+    float* __restrict mine = x.data();
+    const float* __restrict theirs = blocks.data();
+    for (std::size_t j = 0; j < n; ++j) {
+      float sum = mine[j];
+      for (std::size_t b = 0; b < count; ++b) sum += theirs[b * n + j];
+      mine[j] = sum * share;
+    }
+    return;
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::add_blocks(x.data(), blocks.data(), n, count, share, stream_of(p));
+#else
+  no_cuda("add_blocks");
+#endif
+}
+
+double squared_distance(Buffer<const float> a, Buffer<const float> b) {
+  const Place p = common_place("squared_distance", a, b);
+  same_size("squared_distance", a.size(), b);
+  if (p.memory == Memory::host) {
+    double sum = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double diff = static_cast<double>(a.data()[i]) - b.data()[i];
+      sum += diff * diff;
+    }
+    return sum;
+  }
+#ifdef COMMSGD_WITH_CUDA
+  return cuda::squared_distance(a.data(), b.data(), a.size(), stream_of(p));
+#else
+  no_cuda("squared_distance");
+#endif
+}
+
+void fill_zero(Buffer<float> x) {
+  if (x.on_host()) {
+    const std::span<float> h = x.host("fill_zero");
+    return std::fill(h.begin(), h.end(), 0.0f);
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::check(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(float), stream_of(x.place())),
+              "cudaMemsetAsync");
+#else
+  no_cuda("fill_zero");
+#endif
+}
+
+void copy_to_host(Buffer<const float> from, std::span<float> to) {
+  same_size("copy_to_host", from.size(), to);
+  if (from.on_host()) return copy(from, to);
+#ifdef COMMSGD_WITH_CUDA
+  cuda::check(cudaMemcpyAsync(to.data(), from.data(), to.size_bytes(), cudaMemcpyDeviceToHost,
+                              stream_of(from.place())),
+              "cudaMemcpyAsync");
+  cuda::check(cudaStreamSynchronize(stream_of(from.place())), "cudaStreamSynchronize");
+#else
+  no_cuda("copy_to_host");
+#endif
+}
+
+void copy_from_host(std::span<const float> from, Buffer<float> to) {
+  same_size("copy_from_host", to.size(), from);
+  if (to.on_host()) return copy(from, to);
+#ifdef COMMSGD_WITH_CUDA
+  cuda::check(cudaMemcpyAsync(to.data(), from.data(), from.size_bytes(), cudaMemcpyHostToDevice,
+                              stream_of(to.place())),
+              "cudaMemcpyAsync");
+  cuda::check(cudaStreamSynchronize(stream_of(to.place())), "cudaStreamSynchronize");
+#else
+  no_cuda("copy_from_host");
+#endif
+}
+
+#ifdef COMMSGD_WITH_CUDA
+struct SparseStaging::Device {
+  cuda::DeviceSparseSet set;
+  cuda::DeviceArray<std::uint8_t> applied;
+};
+#else
+struct SparseStaging::Device {};
+#endif
+
+SparseStaging::SparseStaging() = default;
+SparseStaging::~SparseStaging() = default;
+
+SparseStaging::Device& SparseStaging::device() {
+  if (!device_) device_ = std::make_unique<Device>();
+  return *device_;
+}
+
+void scatter_add(const SparseSet& s, Buffer<float> dense, SparseStaging& staging) {
+  if (dense.on_host()) return kernels::scatter_add(s, dense.host("scatter_add"));
+#ifdef COMMSGD_WITH_CUDA
+  const cudaStream_t stream = stream_of(dense.place());
+  cuda::DeviceSparseSet& set = staging.device().set;
+  cuda::upload(s, set, stream);
+  cuda::scatter_add(set, dense.data(), stream);
+#else
+  (void)staging;
+  no_cuda("scatter_add");
+#endif
+}
+
+void zero_applied(Buffer<float> dense, const SparseSet& s, std::span<const std::uint8_t> applied,
+                  SparseStaging& staging) {
+  if (dense.on_host()) return kernels::zero_applied(dense.host("zero_applied"), s, applied);
+#ifdef COMMSGD_WITH_CUDA
+  const cudaStream_t stream = stream_of(dense.place());
+  SparseStaging::Device& device = staging.device();
+  cuda::upload(s, device.set, stream);
+  device.applied.reserve(applied.size(), stream);
+  cuda::check(cudaMemcpyAsync(device.applied.data(), applied.data(), applied.size(),
+                              cudaMemcpyHostToDevice, stream),
+              "cudaMemcpyAsync");
+  // From pageable memory, the copies have taken the host data when they return: the caller may
+  // change the set and the mask at once.
+  cuda::zero_applied(dense.data(), device.set, device.applied.data(), stream);
+#else
+  (void)staging;
+  no_cuda("zero_applied");
+#endif
+}
+
+#ifdef COMMSGD_WITH_CUDA
+struct DeviceSelection::State {
+  cuda::TopkSelector exact;
+  cuda::GaussianSelector gaussian;
+  cuda::DgcSelector dgc;
+  cuda::RandomSelector random;
+  cuda::DeviceSparseSet selected;
+};
+#else
+struct DeviceSelection::State {};
+#endif
+
+DeviceSelection::DeviceSelection(SelectionKernel kernel) : kernel_(kernel) {}
+DeviceSelection::~DeviceSelection() = default;
+
+void DeviceSelection::select(Buffer<const float> x, std::size_t k, double density,
+                             std::uint64_t seed, SparseSet& out) {
+#ifdef COMMSGD_WITH_CUDA
+  if (x.on_host()) throw std::invalid_argument("DeviceSelection::select: a host buffer");
+  if (!state_) state_ = std::make_unique<State>();
+  const cudaStream_t stream = stream_of(x.place());
+  cuda::DeviceSparseSet& selected = state_->selected;
+  switch (kernel_) {
+    case SelectionKernel::exact:
+      state_->exact.select(x.data(), x.size(), k, selected, stream);
+      break;
+    case SelectionKernel::gaussian:
+      // A threshold's count is not known beforehand: room for every entry, as its host twin.
+      selected.reserve(x.size(), stream);
+      state_->gaussian.select(x.data(), x.size(), k, density, selected, stream);
+      break;
+    case SelectionKernel::dgc:
+      state_->dgc.select(x.data(), x.size(), k, selected, stream);
+      break;
+    case SelectionKernel::random:
+      state_->random.select(x.data(), x.size(), k, seed, selected, stream);
+      break;
+  }
+  out = cuda::download(selected, stream);
+#else
+  (void)x, (void)k, (void)density, (void)seed, (void)out;
+  no_cuda("DeviceSelection::select");
 #endif
 }
 

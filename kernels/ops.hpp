@@ -8,10 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <utility>
 
 #include "kernels/buffer.hpp"
 #include "kernels/sgd.hpp"
+#include "kernels/sparse_set.hpp"
 
 namespace commsgd::kernels::ops {
 
@@ -32,6 +35,62 @@ void sgd_step(Buffer<float> params, Buffer<const float> grads, Buffer<float> mom
 // To and from IEEE binary16 (bf16 false) or bfloat16 bits.
 void to_half(Buffer<const float> x, Buffer<std::uint16_t> out, bool bf16);
 void from_half(Buffer<const std::uint16_t> h, Buffer<float> out, bool bf16);
+
+// Gossip's mixing: x = (x + Σ_b blocks_b)·share, where blocks holds n blocks of x's size back to
+// back, added in order (share 1: a plain sum, exactly).
+void add_blocks(Buffer<float> x, Buffer<const float> blocks, float share);
+// Σ (a − b)², in double (on a device, waits for the stream to return it).
+double squared_distance(Buffer<const float> a, Buffer<const float> b);
+// x = 0.
+void fill_zero(Buffer<float> x);
+// Between a buffer and host memory, sizes equal (on a device: waits for the stream). For state
+// that leaves or enters a process (checkpoints), not for a step's path.
+void copy_to_host(Buffer<const float> from, std::span<float> to);
+void copy_from_host(std::span<const float> from, Buffer<float> to);
+
+// What the sparse operations below keep on a device between calls: the copies of the host sets
+// they were given. Nothing on the host.
+class SparseStaging {
+ public:
+  SparseStaging();
+  ~SparseStaging();
+  SparseStaging(const SparseStaging&) = delete;
+  SparseStaging& operator=(const SparseStaging&) = delete;
+  struct Device;
+  Device& device();
+
+ private:
+  std::unique_ptr<Device> device_;
+};
+
+// dense[s.indices[i]] += s.values[i] for a set on the host (kernels::scatter_add); a dense buffer
+// on a device gets the set copied there first: s.size() entries over the bus, not d.
+void scatter_add(const SparseSet& s, Buffer<float> dense, SparseStaging& staging);
+// Error feedback (kernels::zero_applied): dense[s.indices[i]] = 0 where applied[i] != 0; on a
+// device, the set and the mask are copied there first.
+void zero_applied(Buffer<float> dense, const SparseSet& s, std::span<const std::uint8_t> applied,
+                  SparseStaging& staging);
+
+// The selections of kernels/ that have a CUDA twin (kernels/cuda/), for entries on a device:
+// each selects there, on the buffer's stream, the entries its host twin selects, and hands them
+// to the host: k entries over the bus rather than d. (Gaussian's threshold comes from a mean and
+// deviation summed in another order, so it may differ in its last bits.)
+enum class SelectionKernel { exact, gaussian, dgc, random };
+class DeviceSelection {
+ public:
+  explicit DeviceSelection(SelectionKernel kernel);
+  ~DeviceSelection();
+  DeviceSelection(const DeviceSelection&) = delete;
+  DeviceSelection& operator=(const DeviceSelection&) = delete;
+  // density: gaussian's; seed: random's (the host twin's seed of this iteration).
+  void select(Buffer<const float> x, std::size_t k, double density, std::uint64_t seed,
+              SparseSet& out);
+
+ private:
+  struct State;
+  SelectionKernel kernel_;
+  std::unique_ptr<State> state_;  // made on first use
+};
 
 // Raw memory in a place, for Storage: host memory from the heap, device memory stream-ordered.
 void* allocate(std::size_t bytes, Place place);

@@ -449,11 +449,30 @@ void add_options(CLI::App& app, Options& o) {
                  "Also checkpoint every N iterations (at the next logged step)")
       ->check(kNonNegative)
       ->group(ckpt);
-  app.add_option("--resume", o.resume,
-                 "auto: continue from the newest usable checkpoint in --checkpoint-dir (start "
-                 "afresh if there is none); or a checkpoint's directory. The run keeps its "
-                 "run row and database")
+  app.add_option_function<std::string>(
+         "--resume", [&o](const std::string& text) { o.resume = parse_resume(text); },
+         "auto: continue from the newest usable checkpoint in --checkpoint-dir (start "
+         "afresh if there is none); or a checkpoint's directory. The run keeps its "
+         "run row and database")
       ->group(ckpt);
+}
+
+ResumeFrom parse_resume(const std::string& text) {
+  if (text.empty()) return {};
+  if (text == "auto") return {ResumeFrom::Kind::newest, {}};
+  return {ResumeFrom::Kind::directory, text};
+}
+
+std::string to_string(const ResumeFrom& resume) {
+  switch (resume.kind) {
+    case ResumeFrom::Kind::nowhere:
+      return "";
+    case ResumeFrom::Kind::newest:
+      return "auto";
+    case ResumeFrom::Kind::directory:
+      return resume.directory.string();
+  }
+  return "";
 }
 
 void to_json(nlohmann::json& json, const Options& o) {
@@ -530,7 +549,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["checkpoint_dir"] = o.checkpoint_dir;
   json["checkpoint_every"] = o.checkpoint_every;
   json["checkpoint_every_steps"] = o.checkpoint_every_steps;
-  json["resume"] = o.resume;
+  json["resume"] = to_string(o.resume);
 }
 
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print) {
@@ -637,10 +656,13 @@ void validate(const Options& o) {
     if (o.checkpoint_every_steps > 0) {
       throw UsageError("--checkpoint-every-steps needs --checkpoint-dir");
     }
-    if (o.resume == "auto") throw UsageError("--resume auto needs --checkpoint-dir");
+    if (o.resume.kind == ResumeFrom::Kind::newest) {
+      throw UsageError("--resume auto needs --checkpoint-dir");
+    }
   }
-  if (!o.resume.empty() && o.resume != "auto" && !std::filesystem::is_directory(o.resume)) {
-    throw UsageError("--resume: " + o.resume + " is not a checkpoint directory");
+  if (o.resume.kind == ResumeFrom::Kind::directory &&
+      !std::filesystem::is_directory(o.resume.directory)) {
+    throw UsageError("--resume: " + o.resume.directory.string() + " is not a checkpoint directory");
   }
   if (!o.dump_params.empty()) {
     const std::filesystem::path parent = std::filesystem::path(o.dump_params).parent_path();

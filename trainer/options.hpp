@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,16 @@ class UsageError : public std::runtime_error {
 
 // Every option of commsgd-train. Field names are the long flags with '-' → '_' and also the keys
 // of the run's config JSON; a test keeps the two lists in step.
+// --resume: where a run continues from. Nowhere (a run from the start), the newest usable
+// checkpoint under --checkpoint-dir ("auto"), or one checkpoint's directory.
+struct ResumeFrom {
+  enum class Kind { nowhere, newest, directory };
+  Kind kind = Kind::nowhere;
+  std::filesystem::path directory;  // Kind::directory's
+};
+ResumeFrom parse_resume(const std::string& text);  // "", "auto" or a directory
+std::string to_string(const ResumeFrom& resume);   // what parse_resume reads back
+
 struct Options {
   // Run
   std::string algo = "dense";
@@ -132,7 +143,7 @@ struct Options {
   std::string checkpoint_dir;
   int checkpoint_every = 0;         // epochs; 0: none on a schedule
   long checkpoint_every_steps = 0;  // iterations; 0: none on a schedule
-  std::string resume;               // "", "auto", or a checkpoint's directory
+  ResumeFrom resume;                // --resume
 };
 
 // The options as JSON, one key per field (the run's recorded config, and what the computation

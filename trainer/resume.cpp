@@ -25,8 +25,9 @@ void set_torch_rng_state(std::span<const std::byte> bytes) {
 }
 
 std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Communicator& comm) {
-  std::vector<std::filesystem::path> candidates = {o.resume};
-  if (o.resume == "auto") {
+  const bool newest = o.resume.kind == ResumeFrom::Kind::newest;
+  std::vector<std::filesystem::path> candidates = {o.resume.directory};
+  if (newest) {
     std::vector<std::int64_t> steps;
     if (comm.rank() == 0) {
       for (const auto& c : checkpoints_newest_first(o.checkpoint_dir)) {
@@ -74,7 +75,7 @@ std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Com
                  "commsgd-train: warning: rank {}: unusable checkpoint: {}; trying an older one\n",
                  comm.rank(), problem);
     }
-    if (o.resume != "auto") {
+    if (!newest) {
       throw UsageError(
           fmt::format("--resume: {} cannot be read on every rank", candidate.string()));
     }

@@ -451,7 +451,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
                     stable_hash(s.model->structure()));
   const bool rank0 = comm.rank() == 0;
   std::optional<RankCheckpoint> resumed;
-  if (!o.resume.empty()) {
+  if (o.resume.kind != ResumeFrom::Kind::nowhere) {
     set_up_together(comm, [&] {
       resumed = find_resume_checkpoint(o, comm);
       if (resumed) restore(*resumed, *s.flat, *s.algorithm);

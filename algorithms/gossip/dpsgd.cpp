@@ -13,20 +13,15 @@ Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Gossi
   }
 }
 
-void Dpsgd::after_step(Buffer<float> buffer) {
-  const std::span<float> params = buffer.host("dpsgd");
+void Dpsgd::after_step(Buffer<float> params) {
   const std::vector<int> out = topology_->out_peers(comm_.rank(), iteration_);
   const std::vector<int> in =
       mixing_ == GossipMixing::symmetric ? out : topology_->in_peers(comm_.rank(), iteration_);
   const std::size_t d = params.size();
   const float share = 1.0f / static_cast<float>(in.size() + 1);
   mix_round(params, out, in,
-            [&](std::size_t offset, std::size_t count, std::span<const float> received) {
-              for (std::size_t j = 0; j < count; ++j) {
-                float sum = params[offset + j];
-                for (std::size_t i = 0; i < in.size(); ++i) sum += received[i * count + j];
-                params[offset + j] = sum * share;
-              }
+            [&](std::size_t offset, std::size_t count, Buffer<const float> received) {
+              kernels::ops::add_blocks(params.subspan(offset, count), received, share);
             });
   stats_.entries_offered += d;
   ++iteration_;

@@ -15,6 +15,7 @@ namespace commsgd::algorithms {
 class Dpsgd final : public Gossip {
  public:
   Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing);
+  bool works_in(kernels::Memory) const override { return true; }
   void after_step(Buffer<float> params) override;
 
  private:

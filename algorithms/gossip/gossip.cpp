@@ -3,14 +3,17 @@
 #include <algorithm>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
 
-void exchange_in_slices(comm::Communicator& comm, std::span<const float> message,
+void exchange_in_slices(comm::Communicator& comm, Buffer<const float> message,
                         const std::vector<int>& out, const std::vector<int>& in,
-                        std::vector<float>& scratch, const SliceArrived& arrived, RoundHead head,
-                        std::size_t slice) {
-  scratch.resize(in.size() * std::min(slice, message.size()));
+                        kernels::ops::Storage<float>& scratch, const SliceArrived& arrived,
+                        RoundHead head, std::size_t slice) {
+  const kernels::Place place = message.place();
+  scratch.resize(in.size() * std::min(slice, message.size()), place);
+  const Buffer<float> arriving = scratch.buffer();
   std::vector<comm::Outgoing> sends;
   std::vector<comm::Incoming> receives;
   for_each_slice(message.size(), slice, [&](std::size_t offset, std::size_t count) {
@@ -19,7 +22,7 @@ void exchange_in_slices(comm::Communicator& comm, std::span<const float> message
     receives.clear();
     for (const int peer : out) sends.push_back({message.data() + offset, bytes, peer});
     for (std::size_t i = 0; i < in.size(); ++i) {
-      receives.push_back({scratch.data() + i * count, bytes, in[i]});
+      receives.push_back({arriving.data() + i * count, bytes, in[i]});
     }
     // Between two ranks, messages match in the order they were posted: the head follows the
     // first slice on both sides.
@@ -30,46 +33,57 @@ void exchange_in_slices(comm::Communicator& comm, std::span<const float> message
         receives.push_back({head.received.data() + i * n, n * sizeof(float), in[i]});
       }
     }
-    comm.send_receive(sends, receives);
-    arrived(offset, count, std::span<const float>(scratch).first(in.size() * count));
+    comm.send_receive(sends, receives, place);
+    arrived(offset, count, arriving.subspan(0, in.size() * count));
   });
 }
 
-void Gossip::mix_round(std::span<const float> message, const std::vector<int>& out,
+void Gossip::mix_round(Buffer<const float> message, const std::vector<int>& out,
                        const std::vector<int>& in, const SliceArrived& arrived, RoundHead head) {
-  const comm::CommCounters before = comm_.counters();
+  const TrafficMeter traffic(comm_);
   const Stopwatch watch;
   double mixing = 0;  // what the rank computes with the slices is not communication
   exchange_in_slices(
       comm_, message, out, in, scratch_,
-      [&](std::size_t offset, std::size_t count, std::span<const float> received) {
+      [&](std::size_t offset, std::size_t count, Buffer<const float> received) {
         const Stopwatch mix;
         arrived(offset, count, received);
         mixing += mix.seconds();
       },
       head);
+  comm_.synchronize(message.place());
   const double seconds = watch.seconds() - mixing;
   stats_.communicate_seconds += seconds;
   stats_.wait_seconds += seconds;
-  stats_.bytes_sent += comm_.counters().bytes_sent - before.bytes_sent;
-  stats_.bytes_received += comm_.counters().bytes_received - before.bytes_received;
+  traffic.add_to(stats_.bytes_sent, stats_.bytes_received);
   stats_.entries_sent += out.size() * (message.size() + head.send.size());
 }
 
-void Gossip::begin_evaluation(Buffer<float> buffer, bool own_model) {
-  const std::span<float> params = buffer.host("the gossip family");
+void Gossip::begin_evaluation(Buffer<float> params, bool own_model) {
   if (!own_model) keep_own_model(params);
   consensus_.measure(params, comm_, !own_model);
 }
 
-void Gossip::keep_own_model(std::span<const float> params) {
+void Gossip::keep_own_model(Buffer<const float> params) {
+  if (!params.on_host()) {
+    own_model_on_device_.resize(params.size(), params.place());
+    kernels::ops::copy(params, own_model_on_device_.buffer());
+    return;
+  }
+  const std::span<const float> p = params.host("keep_own_model");
   own_model_ = idle_buffer();
-  own_model_.assign(params.begin(), params.end());
+  own_model_.assign(p.begin(), p.end());
 }
 
-void Gossip::restore_own_model(std::span<float> params) {
+void Gossip::restore_own_model(Buffer<float> params) {
+  if (!params.on_host()) {
+    if (own_model_on_device_.size() == 0) return;
+    kernels::ops::copy(own_model_on_device_.buffer(), params);
+    own_model_on_device_ = {};
+    return;
+  }
   if (own_model_.empty()) return;
-  std::copy(own_model_.begin(), own_model_.end(), params.begin());
+  kernels::ops::copy(own_model_, params);
   return_idle_buffer(std::move(own_model_));
   own_model_ = {};
 }

@@ -9,6 +9,7 @@
 #include "algorithms/gossip/consensus.hpp"
 #include "algorithms/gossip/slices.hpp"
 #include "algorithms/gossip/topology.hpp"
+#include "kernels/ops.hpp"
 
 namespace commsgd::algorithms {
 
@@ -17,22 +18,24 @@ namespace commsgd::algorithms {
 // back in the order of the in-peers. The message's own slice has been sent, so it may be
 // overwritten (with what it mixes into, say).
 using SliceArrived =
-    std::function<void(std::size_t offset, std::size_t count, std::span<const float> received)>;
+    std::function<void(std::size_t offset, std::size_t count, Buffer<const float> received)>;
 
-// A few floats that travel with a round's first slice (push-sum's weight): `send` goes to every
-// out-peer, and `received` takes one head per in-peer, in the order of the in-peers.
+// A few floats that travel with a round's first slice (push-sum's weight), in the message's
+// place: `send` goes to every out-peer, and `received` takes one head per in-peer, in the order
+// of the in-peers.
 struct RoundHead {
-  std::span<const float> send;
-  std::span<float> received;
+  Buffer<const float> send;
+  Buffer<float> received;
 };
 
 // One mixing round: sends `message` to every rank of `out` and receives a message of the same
 // size from every rank of `in`, a slice at a time. Each slice's sends and receives are posted at
-// once, so no pattern of peers can deadlock. `scratch` is where slices arrive: one slice per
-// in-peer, kept by the caller so that a round allocates nothing once it has run.
-void exchange_in_slices(comm::Communicator& comm, std::span<const float> message,
+// once, so no pattern of peers can deadlock. `scratch` is where slices arrive, in the message's
+// place: one slice per in-peer, kept by the caller so that a round allocates nothing once it has
+// run. On a device the transfers and `arrived`'s work are enqueued on the message's stream.
+void exchange_in_slices(comm::Communicator& comm, Buffer<const float> message,
                         const std::vector<int>& out, const std::vector<int>& in,
-                        std::vector<float>& scratch, const SliceArrived& arrived,
+                        kernels::ops::Storage<float>& scratch, const SliceArrived& arrived,
                         RoundHead head = {}, std::size_t slice = kSliceFloats);
 
 // How a rank mixes with its peers of a round (--gossip-mixing): symmetric, with neighbours that
@@ -49,9 +52,7 @@ class Gossip : public Algorithm {
 
   void synchronize_gradients(Buffer<float>) override {}
   void begin_evaluation(Buffer<float> params, bool own_model) override;
-  void end_evaluation(Buffer<float> params) override {
-    restore_own_model(params.host("the gossip family"));
-  }
+  void end_evaluation(Buffer<float> params) override { restore_own_model(params); }
   std::optional<double> consensus_distance() const override { return consensus_.distance(); }
   AlgorithmStats stats() const override { return stats_; }
   // The iteration count, which picks each iteration's peers on time-varying topologies.
@@ -60,13 +61,14 @@ class Gossip : public Algorithm {
 
  protected:
   // exchange_in_slices on the training thread: the whole round is time training waits, and
-  // counts as communication too.
-  void mix_round(std::span<const float> message, const std::vector<int>& out,
+  // counts as communication too (on a device, with the mixing it enqueued, once the stream has
+  // caught up: the round is waited for before it counts as done).
+  void mix_round(Buffer<const float> message, const std::vector<int>& out,
                  const std::vector<int>& in, const SliceArrived& arrived, RoundHead head = {});
-  // While evaluation has other values in the parameters, the rank's own model waits in a copy,
-  // in a buffer the algorithm has idle if it has one (idle_buffer), else a new one.
-  void keep_own_model(std::span<const float> params);
-  void restore_own_model(std::span<float> params);
+  // While evaluation has other values in the parameters, the rank's own model waits in a copy:
+  // on the host in a buffer the algorithm has idle if it has one (idle_buffer), else a new one.
+  void keep_own_model(Buffer<const float> params);
+  void restore_own_model(Buffer<float> params);
   virtual std::vector<float> idle_buffer() { return {}; }
   virtual void return_idle_buffer(std::vector<float>&& /*buffer*/) {}
 
@@ -77,8 +79,9 @@ class Gossip : public Algorithm {
   std::uint64_t iteration_ = 0;
 
  private:
-  std::vector<float> scratch_;    // mix_round's arriving slices
-  std::vector<float> own_model_;  // keep_own_model's copy, during evaluation only
+  kernels::ops::Storage<float> scratch_;  // mix_round's arriving slices
+  std::vector<float> own_model_;          // keep_own_model's copy on the host, during evaluation
+  kernels::ops::Storage<float> own_model_on_device_;  // the same for a model on a device
 };
 
 }  // namespace commsgd::algorithms

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
 
@@ -29,7 +30,7 @@ Osgp::~Osgp() {
 }
 
 void Osgp::communicate() {
-  std::vector<float> scratch;
+  kernels::ops::Storage<float> scratch;
   for (;;) {
     Exchange exchange;
     {
@@ -40,29 +41,29 @@ void Osgp::communicate() {
       queue_.pop_front();
     }
     try {
-      const comm::CommCounters before = thread_comm_->counters();
+      const TrafficMeter traffic(*thread_comm_);
       const Stopwatch watch;
       // Each slice of the message, once sent, becomes the sum of that slice from the in-peers.
       std::vector<float>& message = exchange.message;
       const std::size_t in_degree = exchange.in.size();
-      exchange_in_slices(
-          *thread_comm_, message, exchange.out, exchange.in, scratch,
-          [&](std::size_t offset, std::size_t count, std::span<const float> received) {
-            if (in_degree == 0) return;
-            for (std::size_t j = 0; j < count; ++j) {
-              float sum = received[j];
-              for (std::size_t i = 1; i < in_degree; ++i) sum += received[i * count + j];
-              message[offset + j] = sum;
-            }
-          });
+      exchange_in_slices(*thread_comm_, message, exchange.out, exchange.in, scratch,
+                         [&](std::size_t offset, std::size_t count, Buffer<const float> arrived) {
+                           if (in_degree == 0) return;
+                           const std::span<const float> received = arrived.host("osgp");
+                           for (std::size_t j = 0; j < count; ++j) {
+                             float sum = received[j];
+                             for (std::size_t i = 1; i < in_degree; ++i)
+                               sum += received[i * count + j];
+                             message[offset + j] = sum;
+                           }
+                         });
       const double seconds = watch.seconds();
 
       const std::lock_guard lock(mutex_);
       (in_degree > 0 ? arrived_ : spare_).push_back(std::move(message));
       ++finished_;
       thread_seconds_ += seconds;
-      thread_bytes_sent_ += thread_comm_->counters().bytes_sent - before.bytes_sent;
-      thread_bytes_received_ += thread_comm_->counters().bytes_received - before.bytes_received;
+      traffic.add_to(thread_bytes_sent_, thread_bytes_received_);
     } catch (...) {
       const std::lock_guard lock(mutex_);
       failure_ = std::current_exception();

@@ -54,8 +54,9 @@ class Osgp final : public Gossip {
   void begin_evaluation(Buffer<float> params, bool own_model) override;
   AlgorithmStats stats() const override;
   // Waits for every exchange in flight, then saves w (x is w times the parameters, which the
-  // trainer saves) and the arrivals not yet added, which the next step adds as it would have. The resumed run differs from one never stopped only in
-  // that those exchanges all landed before the checkpoint instead of up to τ iterations late.
+  // trainer saves) and the arrivals not yet added, which the next step adds as it would have. The
+  // resumed run differs from one never stopped only in that those exchanges all landed before the
+  // checkpoint instead of up to τ iterations late.
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
   // This rank's push-sum weight once every exchange in flight has landed.

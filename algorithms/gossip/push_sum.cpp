@@ -1,16 +1,16 @@
 #include "algorithms/gossip/push_sum.hpp"
 
-#include "kernels/vector_ops.hpp"
+#include "kernels/ops.hpp"
 
 namespace commsgd::algorithms {
 
-void PushSum::to_numerator(std::span<float> params) const {
-  if (w_ != 1.0f) kernels::scale(params, w_);
+void PushSum::to_numerator(kernels::Buffer<float> params) const {
+  if (w_ != 1.0f) kernels::ops::scale(params, w_);
 }
 
-float PushSum::split(std::span<float> x, std::size_t out_degree) {
+float PushSum::split(kernels::Buffer<float> x, std::size_t out_degree) {
   const float share = 1.0f / static_cast<float>(out_degree + 1);
-  kernels::scale(x, share);
+  kernels::ops::scale(x, share);
   w_ *= share;
   return w_;
 }
@@ -21,13 +21,13 @@ float PushSum::weight(std::span<const std::vector<float>> pending) const {
   return w;
 }
 
+void PushSum::to_model(kernels::Buffer<float> params) const {
+  kernels::ops::scale(params, 1.0f / w_);
+}
+
 void PushSum::to_model(std::span<float> params, std::span<const std::vector<float>> pending) const {
   const float inverse = 1.0f / weight(pending);
   float* __restrict p = params.data();
-  if (pending.empty()) {
-    for (std::size_t i = 0; i < params.size(); ++i) p[i] *= inverse;
-    return;
-  }
   for (std::size_t i = 0; i < params.size(); ++i) {
     float sum = p[i];
     for (const std::vector<float>& m : pending) sum += m[i + 1];

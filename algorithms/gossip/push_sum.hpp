@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "algorithms/state.hpp"
+#include "kernels/buffer.hpp"
 
 namespace commsgd::algorithms {
 
@@ -19,15 +20,17 @@ namespace commsgd::algorithms {
 class PushSum {
  public:
   // params: z → x = w·z.
-  void to_numerator(std::span<float> params) const;
+  void to_numerator(kernels::Buffer<float> params) const;
   // Keeps 1/(out_degree + 1) of (x, w), scaling x in place: x is then also the share each
   // out-peer is sent. Returns the weight of that share, which is the weight kept.
-  float split(std::span<float> x, std::size_t out_degree);
+  float split(kernels::Buffer<float> x, std::size_t out_degree);
   // w += the weight that arrived with a message.
   void absorb_weight(float arrived) { w_ += arrived; }
-  // params: x → z = x / w. With `pending` messages [w_m, x_m...] not yet absorbed, the model they
-  // will make once they are: (x + Σ x_m) / (w + Σ w_m).
-  void to_model(std::span<float> params, std::span<const std::vector<float>> pending = {}) const;
+  // params: x → z = x / w.
+  void to_model(kernels::Buffer<float> params) const;
+  // With `pending` messages [w_m, x_m...] not yet absorbed (host memory), the model they will
+  // make once they are: (x + Σ x_m) / (w + Σ w_m).
+  void to_model(std::span<float> params, std::span<const std::vector<float>> pending) const;
 
   // w, or with `pending` messages not yet absorbed, w + Σ w_m.
   float weight(std::span<const std::vector<float>> pending = {}) const;

@@ -3,26 +3,25 @@
 namespace commsgd::algorithms {
 
 void Sgp::before_step(Buffer<float> params) {
-  push_sum_.to_numerator(params.host("sgp"));
+  push_sum_.to_numerator(params);
 }
 
-void Sgp::after_step(Buffer<float> buffer) {
-  const std::span<float> x = buffer.host("sgp");
+void Sgp::after_step(Buffer<float> x) {
   const std::vector<int> out = topology_->out_peers(comm_.rank(), iteration_);
   const std::vector<int> in = topology_->in_peers(comm_.rank(), iteration_);
   // The share kept is the share sent: x itself goes out, and each slice of it takes what the
-  // in-peers sent once the slice has left. The weight travels with the first slice.
+  // in-peers sent once the slice has left. The weight travels with the first slice, in x's place.
   const float weight_share = push_sum_.split(x, out.size());
-  weights_in_.resize(in.size());
+  heads_.resize(1 + in.size(), x.place());
+  const Buffer<float> heads = heads_.buffer();
+  kernels::ops::copy_from_host(std::span(&weight_share, 1), heads.subspan(0, 1));
   mix_round(x, out, in,
-            [&](std::size_t offset, std::size_t count, std::span<const float> received) {
-              float* __restrict mine = x.data() + offset;
-              for (std::size_t i = 0; i < in.size(); ++i) {
-                const float* __restrict theirs = received.data() + i * count;
-                for (std::size_t j = 0; j < count; ++j) mine[j] += theirs[j];
-              }
+            [&](std::size_t offset, std::size_t count, Buffer<const float> received) {
+              kernels::ops::add_blocks(x.subspan(offset, count), received, 1.0f);
             },
-            {std::span(&weight_share, 1), weights_in_});
+            {heads.subspan(0, 1), heads.subspan(1, in.size())});
+  weights_in_.resize(in.size());
+  kernels::ops::copy_to_host(heads.subspan(1, in.size()), weights_in_);
   for (const float w : weights_in_) push_sum_.absorb_weight(w);
   push_sum_.to_model(x);
   stats_.entries_offered += x.size();

@@ -4,6 +4,7 @@
 
 #include "algorithms/gossip/gossip.hpp"
 #include "algorithms/gossip/push_sum.hpp"
+#include "kernels/ops.hpp"
 
 namespace commsgd::algorithms {
 
@@ -16,6 +17,7 @@ namespace commsgd::algorithms {
 class Sgp final : public Gossip {
  public:
   using Gossip::Gossip;
+  bool works_in(kernels::Memory) const override { return true; }
   void before_step(Buffer<float> params) override;
   void after_step(Buffer<float> x) override;
   float weight() const { return push_sum_.weight(); }
@@ -25,7 +27,8 @@ class Sgp final : public Gossip {
 
  private:
   PushSum push_sum_;
-  std::vector<float> weights_in_;  // the weights of the round's messages, one per in-peer
+  kernels::ops::Storage<float> heads_;  // where x is: the weight sent, then those received
+  std::vector<float> weights_in_;       // the weights of the round's messages, one per in-peer
 };
 
 }  // namespace commsgd::algorithms

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/comm/communicator.hpp"
+#include "kernels/buffer.hpp"
 #include "kernels/sparse_set.hpp"
 
 namespace commsgd::algorithms {
@@ -23,8 +24,9 @@ class Aggregation {
   // back into the residual.
   virtual void exchange(const kernels::SparseSet& local, std::size_t k,
                         std::vector<std::uint8_t>& applied) = 0;
-  // Local: overwrites update (dense, length d) with the U of the last exchange().
-  virtual void write_update(std::span<float> update) = 0;
+  // Local: overwrites update (dense, length d, host or device memory) with the U of the last
+  // exchange().
+  virtual void write_update(kernels::Buffer<float> update) = 0;
 };
 
 const std::vector<std::string>& aggregation_names();  // allgather, gtopk

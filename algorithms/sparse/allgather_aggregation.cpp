@@ -1,9 +1,5 @@
 #include "algorithms/sparse/allgather_aggregation.hpp"
 
-#include <algorithm>
-
-#include "kernels/sparse_ops.hpp"
-
 namespace commsgd::algorithms {
 
 void AllgatherAggregation::exchange(const kernels::SparseSet& local, std::size_t,
@@ -24,13 +20,13 @@ void AllgatherAggregation::exchange(const kernels::SparseSet& local, std::size_t
   applied.assign(local.size(), 1);
 }
 
-void AllgatherAggregation::write_update(std::span<float> update) {
+void AllgatherAggregation::write_update(kernels::Buffer<float> update) {
   // Sum in rank order on every rank, so every rank computes the same floats.
-  std::fill(update.begin(), update.end(), 0.0f);
+  kernels::ops::fill_zero(update);
   std::size_t offset = 0;
   for (const std::size_t bytes : bytes_per_rank_) {
     unpack(std::span(recv_).subspan(offset, bytes), received_);
-    kernels::scatter_add(received_, update);
+    kernels::ops::scatter_add(received_, update, staging_);
     offset += bytes;
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "algorithms/sparse/aggregation.hpp"
+#include "kernels/ops.hpp"
 
 namespace commsgd::algorithms {
 
@@ -11,7 +12,7 @@ class AllgatherAggregation final : public Aggregation {
   explicit AllgatherAggregation(comm::Communicator& comm) : comm_(comm) {}
   void exchange(const kernels::SparseSet& local, std::size_t k,
                 std::vector<std::uint8_t>& applied) override;
-  void write_update(std::span<float> update) override;
+  void write_update(kernels::Buffer<float> update) override;
 
  private:
   comm::Communicator& comm_;
@@ -19,6 +20,7 @@ class AllgatherAggregation final : public Aggregation {
   std::vector<std::size_t> bytes_per_rank_;
   std::vector<std::byte> send_, recv_;
   kernels::SparseSet received_;
+  kernels::ops::SparseStaging staging_;
 };
 
 }  // namespace commsgd::algorithms

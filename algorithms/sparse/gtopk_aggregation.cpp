@@ -85,9 +85,9 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
   }
 }
 
-void GtopkAggregation::write_update(std::span<float> update) {
-  std::fill(update.begin(), update.end(), 0.0f);
-  kernels::scatter_add(current_, update);
+void GtopkAggregation::write_update(kernels::Buffer<float> update) {
+  kernels::ops::fill_zero(update);
+  kernels::ops::scatter_add(current_, update, staging_);
 }
 
 }  // namespace commsgd::algorithms

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "algorithms/sparse/aggregation.hpp"
+#include "kernels/ops.hpp"
 
 namespace commsgd::algorithms {
 
@@ -17,7 +18,7 @@ class GtopkAggregation final : public Aggregation {
   explicit GtopkAggregation(comm::Communicator& comm) : comm_(comm) {}
   void exchange(const kernels::SparseSet& local, std::size_t k,
                 std::vector<std::uint8_t>& applied) override;
-  void write_update(std::span<float> update) override;
+  void write_update(kernels::Buffer<float> update) override;
 
  private:
   // Merges `other` into current_ (the lower rank's set first) keeping k, and clears the mask of
@@ -29,6 +30,7 @@ class GtopkAggregation final : public Aggregation {
   kernels::SparseSet guest_;  // an extra rank's selection, held by its partner
   std::vector<std::uint8_t> guest_alive_;
   std::vector<std::byte> send_, recv_;
+  kernels::ops::SparseStaging staging_;
 };
 
 }  // namespace commsgd::algorithms

@@ -1,7 +1,9 @@
 #include "algorithms/sparse/selector.hpp"
 
+#include <optional>
 #include <stdexcept>
 
+#include "kernels/ops.hpp"
 #include "kernels/original_selectors.hpp"
 #include "kernels/sampling.hpp"
 #include "kernels/threshold.hpp"
@@ -15,41 +17,92 @@ std::uint64_t iteration_seed(std::uint64_t seed, std::uint64_t iteration) {
   return seed ^ (0x9E3779B97F4A7C15ull * (iteration + 1));
 }
 
-// A kernel that needs nothing but the entries and k: exact, dgc, redsync.
-template <class Kernel>
-class KSelector final : public Selector {
+using kernels::ops::DeviceSelection;
+using kernels::ops::SelectionKernel;
+
+// A selector around a host kernel, and around its CUDA twin where it has one.
+class KernelSelector : public Selector {
  public:
+  explicit KernelSelector(std::optional<SelectionKernel> twin) {
+    if (twin) twin_.emplace(*twin);
+  }
+  bool works_in(kernels::Memory memory) const override {
+    return memory == kernels::Memory::host || twin_.has_value();
+  }
+
+ protected:
+  // The twin's arguments for this call: gaussian's density, random's seed.
+  void select_twin(kernels::Buffer<const float> acc, std::size_t k, double density,
+                   std::uint64_t seed, kernels::SparseSet& out) {
+    if (!twin_) return Selector::select_on_device(acc, k, density, seed, out);
+    twin_->select(acc, k, density, seed, out);
+  }
+
+ private:
+  std::optional<DeviceSelection> twin_;
+};
+
+// A kernel that needs nothing but the entries and k: exact, dgc (with CUDA twins), redsync.
+template <class Kernel>
+class KSelector final : public KernelSelector {
+ public:
+  explicit KSelector(std::optional<SelectionKernel> twin = std::nullopt) : KernelSelector(twin) {}
   void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
               kernels::SparseSet& out) override {
     kernel_.select(acc, k, out);
+  }
+
+ protected:
+  void select_on_device(kernels::Buffer<const float> acc, std::size_t k, double, std::uint64_t,
+                        kernels::SparseSet& out) override {
+    select_twin(acc, k, 0, 0, out);
   }
 
  private:
   Kernel kernel_;
 };
 
-class GaussianSelector final : public Selector {
+// ρ = k/d: the density k = ceil(ρ·d) stands for (equal to --density once d·ρ is whole).
+double density_of(std::size_t k, std::size_t d) {
+  return static_cast<double>(k) / static_cast<double>(d);
+}
+
+class GaussianSelector final : public KernelSelector {
  public:
+  GaussianSelector() : KernelSelector(SelectionKernel::gaussian) {}
   void select(std::span<const float> acc, std::size_t k, double, std::uint64_t,
               kernels::SparseSet& out) override {
-    // ρ = k/d: the density k = ceil(ρ·d) stands for (equal to --density once d·ρ is whole).
-    gaussian_.select(acc, k, static_cast<double>(k) / static_cast<double>(acc.size()), out);
+    gaussian_.select(acc, k, density_of(k, acc.size()), out);
+  }
+
+ protected:
+  void select_on_device(kernels::Buffer<const float> acc, std::size_t k, double, std::uint64_t,
+                        kernels::SparseSet& out) override {
+    select_twin(acc, k, density_of(k, acc.size()), 0, out);
   }
 
  private:
   kernels::GaussianSelector gaussian_;
 };
 
-// A kernel drawing at random from a seed, a new one every iteration: random-k and the
-// GaussianK-SGD code's DGC sample. Given --seed alone, every rank draws the same; given a rank's
-// own seed (rank_seed), each draws its own, as the original's unseeded torch.randperm does.
+// A kernel drawing at random from a seed, a new one every iteration: random-k (with a CUDA twin
+// drawing the same indices) and the GaussianK-SGD code's DGC sample. Given --seed alone, every
+// rank draws the same; given a rank's own seed (rank_seed), each draws its own, as the original's
+// unseeded torch.randperm does.
 template <class Kernel>
-class SeededSelector final : public Selector {
+class SeededSelector final : public KernelSelector {
  public:
-  explicit SeededSelector(std::uint64_t seed) : seed_(seed) {}
+  explicit SeededSelector(std::uint64_t seed, std::optional<SelectionKernel> twin = std::nullopt)
+      : KernelSelector(twin), seed_(seed) {}
   void select(std::span<const float> acc, std::size_t k, double, std::uint64_t iteration,
               kernels::SparseSet& out) override {
     kernel_.select(acc, k, iteration_seed(seed_, iteration), out);
+  }
+
+ protected:
+  void select_on_device(kernels::Buffer<const float> acc, std::size_t k, double,
+                        std::uint64_t iteration, kernels::SparseSet& out) override {
+    select_twin(acc, k, 0, iteration_seed(seed_, iteration), out);
   }
 
  private:
@@ -74,11 +127,16 @@ class GksgdGaussianSelector final : public Selector {
 
 }  // namespace
 
+void Selector::select_on_device(kernels::Buffer<const float>, std::size_t, double, std::uint64_t,
+                                kernels::SparseSet&) {
+  throw std::logic_error("this selector has no CUDA twin: its input must be in host memory");
+}
+
 std::span<const SelectorRow> selector_table() {
   static const SelectorRow table[] = {
       {"exact", "the k largest |acc| (ties: smaller index)",
        [](std::uint64_t, int) -> std::unique_ptr<Selector> {
-         return std::make_unique<KSelector<kernels::TopkSelector>>();
+         return std::make_unique<KSelector<kernels::TopkSelector>>(SelectionKernel::exact);
        }},
       {"gaussian",
        "|acc| above |mean| + std·Φ⁻¹(1 − k/2d), refined up to 3 times (Gaussian-k paper)",
@@ -87,11 +145,12 @@ std::span<const SelectorRow> selector_table() {
        }},
       {"dgc", "|acc| above the k-th largest of a 1% strided sample, scaled (DGC paper)",
        [](std::uint64_t, int) -> std::unique_ptr<Selector> {
-         return std::make_unique<KSelector<kernels::DgcSelector>>();
+         return std::make_unique<KSelector<kernels::DgcSelector>>(SelectionKernel::dgc);
        }},
       {"random", "k indices drawn from a seed all ranks share, new every iteration",
        [](std::uint64_t seed, int) -> std::unique_ptr<Selector> {
-         return std::make_unique<SeededSelector<kernels::RandomSelector>>(seed);
+         return std::make_unique<SeededSelector<kernels::RandomSelector>>(seed,
+                                                                          SelectionKernel::random);
        }},
       {"gaussian-gksgd",
        "Gaussian-k as the GaussianK-SGD code computes it: signed mean, unbiased std, 2 "
@@ -109,7 +168,8 @@ std::span<const SelectorRow> selector_table() {
        "k random indices drawn by each rank on its own (the GaussianK-SGD code's randomk; "
        "with error feedback its randomkec)",
        [](std::uint64_t seed, int rank) -> std::unique_ptr<Selector> {
-         return std::make_unique<SeededSelector<kernels::RandomSelector>>(rank_seed(seed, rank));
+         return std::make_unique<SeededSelector<kernels::RandomSelector>>(rank_seed(seed, rank),
+                                                                          SelectionKernel::random);
        }},
       {"redsync",
        "RedSync's threshold, bisected between mean and max of |acc| (GaussianK-SGD code)",

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/buffer.hpp"
 #include "kernels/sparse_set.hpp"
 
 namespace commsgd::algorithms {
@@ -20,6 +21,21 @@ class Selector {
   // `iteration` counts from 0 and seeds the random ones.
   virtual void select(std::span<const float> acc, std::size_t k, double density,
                       std::uint64_t iteration, kernels::SparseSet& out) = 0;
+
+  // Whether select_in works on acc in `memory` (host memory: every selector; a CUDA device: those
+  // with a CUDA twin, kernels/ops.hpp's DeviceSelection).
+  virtual bool works_in(kernels::Memory memory) const { return memory == kernels::Memory::host; }
+  // select() wherever acc is: on a device, the same selection made there and handed to the host,
+  // k entries over the bus rather than d.
+  void select_in(kernels::Buffer<const float> acc, std::size_t k, double density,
+                 std::uint64_t iteration, kernels::SparseSet& out) {
+    if (acc.on_host()) return select(acc.host("select"), k, density, iteration, out);
+    select_on_device(acc, k, density, iteration, out);
+  }
+
+ protected:
+  virtual void select_on_device(kernels::Buffer<const float> acc, std::size_t k, double density,
+                                std::uint64_t iteration, kernels::SparseSet& out);
 };
 
 // One row per --selector value: its name, one line for --help, and its factory. `seed` is

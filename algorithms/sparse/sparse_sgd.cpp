@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/traffic_meter.hpp"
 #include "kernels/moments.hpp"
 #include "kernels/sparse_ops.hpp"
 #include "kernels/vector_ops.hpp"
@@ -28,6 +29,11 @@ SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
   for (const EpochValue& e : density_schedule_) {
     if (e.value > 1) throw std::invalid_argument("--density-schedule: densities must be <= 1");
   }
+}
+
+bool SparseSgd::works_in(kernels::Memory memory) const {
+  if (memory == kernels::Memory::host) return true;
+  return selector_->works_in(memory) && grad_stats_every_ == 0 && norm_study_every_ == 0;
 }
 
 void SparseSgd::begin_epoch(int epoch) {
@@ -75,31 +81,32 @@ NormStudy study_norms(std::span<const float> x, std::span<const float> update, s
 
 }  // namespace
 
-void SparseSgd::synchronize_gradients(Buffer<float> buffer) {
-  const std::span<float> grads = buffer.host("the sparse family");
+void SparseSgd::synchronize_gradients(Buffer<float> grads) {
   const std::size_t d = grads.size();
   const std::size_t k = std::max<std::size_t>(
       1, static_cast<std::size_t>(std::ceil(density_ * static_cast<double>(d))));
-  residual_.resize(d, 0.0f);
+  place_residual(grads);
+  const Buffer<float> acc = residual_.buffer();
 
   Stopwatch watch;
   if (error_feedback_) {
-    kernels::add(residual_, grads);  // 1. acc = g + e
+    kernels::ops::add(acc, grads);  // 1. acc = g + e
   } else {
-    std::copy(grads.begin(), grads.end(), residual_.begin());
+    kernels::ops::copy(grads, acc);
   }
-  selector_->select(residual_, k, density_, iteration_, selected_);  // 2.
+  selector_->select_in(acc, k, density_, iteration_, selected_);  // 2.
   stats_.select_seconds += watch.restart();
   if (grad_stats_every_ > 0 && comm_.rank() == 0 &&
       iteration_ % static_cast<std::uint64_t>(grad_stats_every_) == 0) {
-    grad_stats_ = measure(residual_, selected_);
+    grad_stats_ = measure(acc.host("--grad-stats-every"), selected_);
     stats_.measure_seconds += watch.restart();  // not part of what sparsification costs
   }
 
   const bool norm_study =
       norm_study_every_ > 0 && iteration_ % static_cast<std::uint64_t>(norm_study_every_) == 0;
   if (norm_study) {  // the dense aggregate of the same step, outside what the step is charged
-    dense_mean_.assign(residual_.begin(), residual_.end());
+    const std::span<const float> x = acc.host("--norm-study-every");
+    dense_mean_.assign(x.begin(), x.end());
     comm_.allreduce(std::span(dense_mean_), comm::ReduceOp::sum);
     kernels::scale(dense_mean_, 1.0f / static_cast<float>(comm_.size()));
     stats_.measure_seconds += watch.restart();
@@ -109,15 +116,15 @@ void SparseSgd::synchronize_gradients(Buffer<float> buffer) {
     comm_.barrier();
     stats_.wait_seconds += watch.restart();
   }
-  const comm::CommCounters before = comm_.counters();
+  const TrafficMeter traffic(comm_);
   aggregation_->exchange(selected_, k, applied_);  // 3.
   stats_.communicate_seconds += watch.restart();
-  stats_.bytes_sent += comm_.counters().bytes_sent - before.bytes_sent;
-  stats_.bytes_received += comm_.counters().bytes_received - before.bytes_received;
+  traffic.add_to(stats_.bytes_sent, stats_.bytes_received);
 
-  aggregation_->write_update(grads);                      //    grads = U
-  kernels::zero_applied(residual_, selected_, applied_);  // 4. e' = acc minus what was applied
-  kernels::scale(grads, 1.0f / static_cast<float>(comm_.size()));  // 5.
+  aggregation_->write_update(grads);                                    //    grads = U
+  kernels::ops::zero_applied(acc, selected_, applied_, staging_);       // 4. e' = acc minus applied
+  kernels::ops::scale(grads, 1.0f / static_cast<float>(comm_.size()));  // 5.
+  comm_.synchronize(grads.place());  // on a device, timed once done, not once enqueued
   // Writing U densely and the residual bookkeeping are local work that sparsification costs, as
   // much for every aggregation, so they count as selection, not communication.
   stats_.select_seconds += watch.restart();
@@ -129,7 +136,8 @@ void SparseSgd::synchronize_gradients(Buffer<float> buffer) {
       if (!selected_.indices.empty()) {
         random_k_.select(dense_mean_, selected_.size(), seed_ ^ iteration_, random_picked_);
       }
-      norm_study_ = study_norms(dense_mean_, grads, selected_.size(), random_picked_.values);
+      norm_study_ = study_norms(dense_mean_, grads.host("--norm-study-every"), selected_.size(),
+                                random_picked_.values);
     }
     comm_.barrier();  // the other ranks' wait for rank 0 belongs to the measurement too
     stats_.measure_seconds += watch.seconds();
@@ -139,12 +147,31 @@ void SparseSgd::synchronize_gradients(Buffer<float> buffer) {
 
 void SparseSgd::save_state(StateWriter& out) {
   out.write(iteration_);
-  out.write(std::span<const float>(residual_));
+  std::vector<float> residual(residual_.size());
+  kernels::ops::copy_to_host(residual_.buffer(), residual);
+  out.write(std::span<const float>(residual));
 }
 
+void SparseSgd::place_residual(Buffer<const float> grads) {
+  const bool restored = residual_.size() == grads.size();
+  if (restored && residual_.buffer().place() == grads.place()) return;
+  std::vector<float> values(restored ? grads.size() : 0);
+  if (restored) kernels::ops::copy_to_host(residual_.buffer(), values);
+  residual_.resize(grads.size(), grads.place());
+  if (restored) {
+    kernels::ops::copy_from_host(values, residual_.buffer());
+  } else {
+    kernels::ops::fill_zero(residual_.buffer());
+  }
+}
+
+// Into host memory: place_residual moves it where the gradient is at the first step.
 void SparseSgd::load_state(StateReader& in) {
   iteration_ = in.read<std::uint64_t>();
-  in.read(residual_);
+  std::vector<float> residual;
+  in.read(residual);
+  residual_.resize(residual.size(), kernels::kHost);
+  kernels::ops::copy_from_host(residual, residual_.buffer());
 }
 
 }  // namespace commsgd::algorithms

@@ -9,6 +9,7 @@
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
+#include "kernels/ops.hpp"
 #include "kernels/sampling.hpp"
 
 namespace commsgd::algorithms {
@@ -21,10 +22,17 @@ namespace commsgd::algorithms {
 //   4. e_r'  = acc_r, zeroed where S_r was applied (selected but not applied stays)
 //   5. g     = U / P
 // Conservation: Σ_r acc_r = U + Σ_r e_r' for every coordinate.
+//
+// Written against buffers and kernels/ops.hpp: g and e may be in host or CUDA memory. On a
+// device, steps 1, 2, 4 and 5 run there; what crosses the bus is the selection S_r (to the host
+// for the exchange, which runs over MPI as on the host) and U's sets back: O(k), not O(d), as
+// gtopkssgd moved only the selected values. The studies (--grad-stats-every,
+// --norm-study-every) look at acc on the host, so with them the trainer stages.
 class SparseSgd final : public Algorithm {
  public:
   SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm);
 
+  bool works_in(kernels::Memory memory) const override;
   void begin_epoch(int epoch) override;
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
@@ -36,9 +44,14 @@ class SparseSgd final : public Algorithm {
   void load_state(StateReader& in) override;
 
   double density() const { return density_; }
-  std::span<const float> residual() const { return residual_; }
+  // e_r, for tests on host buffers.
+  std::span<const float> residual() const { return residual_.buffer().host("residual"); }
 
  private:
+  // e_r of g's size where g is: zero at the first step, or moved there from the host memory
+  // load_state restored it to.
+  void place_residual(Buffer<const float> grads);
+
   comm::Communicator& comm_;
   std::unique_ptr<Selector> selector_;
   std::unique_ptr<Aggregation> aggregation_;
@@ -46,7 +59,8 @@ class SparseSgd final : public Algorithm {
   double density_;
   bool error_feedback_;
   std::uint64_t iteration_ = 0;
-  std::vector<float> residual_;  // e_r; holds acc_r during an iteration
+  kernels::ops::Storage<float> residual_;  // e_r where g is; holds acc_r during an iteration
+  kernels::ops::SparseStaging staging_;    // the selection's copy on a device
   kernels::SparseSet selected_;
   std::vector<std::uint8_t> applied_;
   AlgorithmStats stats_;

@@ -24,12 +24,23 @@ __global__ void scale_kernel(float* x, std::size_t n, float factor) {
   for (std::size_t i = first_entry(); i < n; i += grid_stride()) x[i] = __fmul_rn(x[i], factor);
 }
 
-// One partial sum per block, in shared memory then atomically into *sum.
-__global__ void squared_norm_kernel(const float* x, std::size_t n, double* sum) {
+__global__ void add_blocks_kernel(float* x, const float* blocks, std::size_t n,
+                                  std::size_t block_count, float share) {
+  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+    float sum = x[i];
+    for (std::size_t b = 0; b < block_count; ++b) sum = __fadd_rn(sum, blocks[b * n + i]);
+    x[i] = __fmul_rn(sum, share);
+  }
+}
+
+// Σ (x − y)² (Σ x² with y null): one partial sum per block, in shared memory then atomically into
+// *sum.
+__global__ void squared_distance_kernel(const float* x, const float* y, std::size_t n,
+                                        double* sum) {
   __shared__ double partial[detail::kStreamThreads];
   double mine = 0;
   for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
-    const double v = x[i];
+    const double v = static_cast<double>(x[i]) - (y == nullptr ? 0.0 : y[i]);
     mine += v * v;
   }
   partial[threadIdx.x] = mine;
@@ -80,13 +91,25 @@ void scale(float* x, std::size_t n, float factor, cudaStream_t stream) {
   check_launch("cuda scale");
 }
 
+void add_blocks(float* x, const float* blocks, std::size_t n, std::size_t block_count, float share,
+                cudaStream_t stream) {
+  if (n == 0) return;
+  add_blocks_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(
+      x, blocks, n, block_count, share);
+  check_launch("cuda add_blocks");
+}
+
 double squared_norm(const float* x, std::size_t n, cudaStream_t stream) {
+  return squared_distance(x, nullptr, n, stream);
+}
+
+double squared_distance(const float* a, const float* b, std::size_t n, cudaStream_t stream) {
   if (n == 0) return 0;
   DeviceArray<double> sum(1, stream);
   check(cudaMemsetAsync(sum.data(), 0, sizeof(double), stream), "cudaMemsetAsync");
-  squared_norm_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(x, n,
-                                                                                     sum.data());
-  check_launch("cuda squared_norm");
+  squared_distance_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(
+      a, b, n, sum.data());
+  check_launch("cuda squared_distance");
   double result = 0;
   check(cudaMemcpyAsync(&result, sum.data(), sizeof result, cudaMemcpyDeviceToHost, stream),
         "cudaMemcpyAsync");

@@ -25,6 +25,13 @@ void scale(float* x, std::size_t n, float factor, cudaStream_t stream);
 // last bits may differ.
 double squared_norm(const float* x, std::size_t n, cudaStream_t stream);
 
+// x = (x + Σ_b blocks[b·n .. b·n + n))·share over n entries, the blocks added in order.
+void add_blocks(float* x, const float* blocks, std::size_t n, std::size_t block_count, float share,
+                cudaStream_t stream);
+
+// Σ (a − b)² in double; synchronizes the stream to return it.
+double squared_distance(const float* a, const float* b, std::size_t n, cudaStream_t stream);
+
 // The host's sgd_step over n entries, with its arithmetic.
 void sgd_step(float* params, const float* grads, float* momentum_buffer, std::size_t n,
               const SgdHyperParams& hp, cudaStream_t stream);

@@ -1,6 +1,7 @@
-// commsgd-train --device cuda against --device cpu: the model computes on the GPU, the algorithms
-// work on host copies of its flat buffers. Every case skips, saying why, where LibTorch sees no
-// CUDA device (a CPU-only LibTorch, or no GPU).
+// commsgd-train --device cuda against --device cpu: the model computes on the GPU; an algorithm
+// written for device buffers works on its flat buffers there (over NCCL, or staged over MPI when
+// the ranks share a GPU), the others on host copies. Every case skips, saying why, where LibTorch
+// sees no CUDA device (a CPU-only LibTorch, or no GPU).
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -19,6 +20,7 @@ struct Case {
   // in other orders, and a sparse selection or a gossip mix can carry a rounding difference
   // further than a dense step does.
   double tolerance;
+  bool on_device = true;  // works on device buffers (else: host copies over MPI)
 };
 
 void PrintTo(const Case& c, std::ostream* out) {
@@ -59,20 +61,26 @@ TEST_P(CudaTraining, FollowsTheCpuTrajectory) {
   ASSERT_GT(p.size(), 0u);
   EXPECT_LE(relative_distance(g, p), c.tolerance) << "relative L2 distance of the final parameters";
 
-  const auto runs = query(dir_ / "gpu.sqlite", "SELECT device, status FROM runs");
+  const auto runs = query(dir_ / "gpu.sqlite", "SELECT device, status, backend FROM runs");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0][0], "cuda:0");
   EXPECT_EQ(runs[0][1], "completed");
+  if (c.on_device) {
+    EXPECT_TRUE(runs[0][2] == "nccl" || runs[0][2] == "mpi-staged") << runs[0][2];
+  } else {
+    EXPECT_EQ(runs[0][2], "mpi");
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Algorithms, CudaTraining,
-                         ::testing::Values(Case{"dense", "mlp", 1e-4},
-                                           Case{"dense", "resnet20", 1e-3},
-                                           Case{"topk", "mlp", 1e-2},
-                                           Case{"sgp", "resnet20", 1e-2}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.algo + "_" + info.param.model;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Algorithms, CudaTraining,
+    ::testing::Values(Case{"dense", "mlp", 1e-4}, Case{"dense", "resnet20", 1e-3},
+                      Case{"topk", "mlp", 1e-2}, Case{"gtopk", "mlp", 1e-2},
+                      Case{"gaussiank", "mlp", 1e-2}, Case{"dpsgd", "mlp", 1e-3},
+                      Case{"sgp", "resnet20", 1e-2}, Case{"osgp", "mlp", 1e-2, false}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      return info.param.algo + "_" + info.param.model;
+    });
 
 }  // namespace
 }  // namespace commsgd::testing

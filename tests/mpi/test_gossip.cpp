@@ -330,13 +330,14 @@ TEST(GossipMpi, ARoundInSlicesDeliversEveryInPeersWholeMessage) {
   const std::vector<int> in = topology->in_peers(comm.rank(), 0);
   const std::vector<float> message = random_model(comm.rank());
   std::vector<std::vector<float>> arrived(in.size());
-  std::vector<float> scratch;
+  kernels::ops::Storage<float> scratch;
   const float head = static_cast<float>(comm.rank());
   std::vector<float> heads(in.size(), -1.0f);
   std::size_t next = 0;
   exchange_in_slices(
       comm, message, out, in, scratch,
-      [&](std::size_t offset, std::size_t count, std::span<const float> received) {
+      [&](std::size_t offset, std::size_t count, kernels::Buffer<const float> arrived_slices) {
+        const std::span<const float> received = arrived_slices.host("the test");
         EXPECT_EQ(offset, next);
         EXPECT_LE(count, 7u);
         next = offset + count;
@@ -346,7 +347,7 @@ TEST(GossipMpi, ARoundInSlicesDeliversEveryInPeersWholeMessage) {
           arrived[i].insert(arrived[i].end(), slice.begin(), slice.end());
         }
       },
-      {std::span(&head, 1), heads}, 7);
+      {std::span(&head, 1), std::span(heads)}, 7);
   EXPECT_EQ(next, kD);
   EXPECT_EQ(scratch.size(), in.size() * 7);
   for (std::size_t i = 0; i < in.size(); ++i) {

@@ -52,6 +52,19 @@ TEST(Options, DefaultsAndFlags) {
   EXPECT_EQ(o.synthetic_shape, (std::vector<int>{3, 32, 32}));
 }
 
+// --resume is read once into its kind; the recorded config keeps the text it was given.
+TEST(Options, ResumeIsParsedIntoWhereTheRunContinuesFrom) {
+  EXPECT_EQ(parse({}).resume.kind, ResumeFrom::Kind::nowhere);
+  const Options newest = parse({"--resume", "auto", "--checkpoint-dir", "ckpt"});
+  EXPECT_EQ(newest.resume.kind, ResumeFrom::Kind::newest);
+  EXPECT_EQ(nlohmann::json(newest)["resume"], "auto");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const Options one = parse({"--resume", dir.string()});
+  EXPECT_EQ(one.resume.kind, ResumeFrom::Kind::directory);
+  EXPECT_EQ(one.resume.directory, dir);
+  EXPECT_EQ(nlohmann::json(one)["resume"], dir.string());
+}
+
 TEST(Options, TomlConfigWithCommandLineOverride) {
   const fs::path cfg = write_config("commsgd_options_test.toml",
                                     "# a paper experiment\nmodel = \"resnet20\"\nbatch-size = 128\n"
