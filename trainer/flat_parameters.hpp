@@ -25,11 +25,11 @@ std::vector<float> values_on_host(const torch::Tensor& flat);
 void set_values(torch::Tensor& flat, std::span<const float> values);
 
 // Moves every parameter of a model into one contiguous float buffer, and every gradient into
-// another, so that the algorithms see the model as two flat spans (docs/design.md, "Architecture":
-// the trainer hands the algorithm flat buffers). Parameters and gradients stay usable by LibTorch:
-// each is a view into its buffer, and autograd accumulates into existing gradients in place.
-// Floating-point module buffers (batch-norm running statistics) get a third flat buffer, so they
-// can be broadcast in one call.
+// another, so that the algorithms see the model as two flat buffers (docs/design.md,
+// "Architecture": the trainer hands the algorithm flat buffers). Parameters and gradients stay
+// usable by LibTorch: each is a view into its buffer, and autograd accumulates into existing
+// gradients in place. Floating-point module buffers (batch-norm running statistics) get a third
+// flat buffer, so they can be broadcast in one call.
 //
 // The buffers live where the model does, and params(), grads() and buffers() say where
 // (kernels/buffer.hpp): on a GPU, device buffers on LibTorch's default stream, which the

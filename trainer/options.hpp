@@ -48,8 +48,6 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Every option of commsgd-train. Field names are the long flags with '-' → '_' and also the keys
-// of the run's config JSON; a test keeps the two lists in step.
 // --resume: where a run continues from. Nowhere (a run from the start), the newest usable
 // checkpoint under --checkpoint-dir ("auto"), or one checkpoint's directory.
 struct ResumeFrom {
@@ -60,6 +58,8 @@ struct ResumeFrom {
 ResumeFrom parse_resume(const std::string& text);  // "", "auto" or a directory
 std::string to_string(const ResumeFrom& resume);   // what parse_resume reads back
 
+// Every option of commsgd-train. Field names are the long flags with '-' → '_' and also the keys
+// of the run's config JSON; a test keeps the two lists in step.
 struct Options {
   // Run
   std::string algo = "dense";

@@ -169,6 +169,8 @@ class TrainingLoop {
     }
   }
 
+  kernels::Buffer<float> momentum() { return buffer_of(momentum_); }
+
   // Seconds since the run started, counting the time before the checkpoint it resumed from.
   double run_seconds() const { return start_.elapsed_seconds + clock_.seconds(); }
 
@@ -421,7 +423,6 @@ class TrainingLoop {
   // address.
   std::unique_ptr<data::BatchReader> train_reader_, validation_reader_;
   torch::Tensor momentum_;  // the optimizer's state, where the parameters are
-  kernels::Buffer<float> momentum() { return buffer_of(momentum_); }
   const std::vector<DecayStretch> decay_stretches_;
   const Stopwatch clock_;
   double last_flush_ = 0;

@@ -59,12 +59,14 @@ TEST(FlatParameters, FlatTrainingMatchesTorchSgd) {
 
     optimizer.zero_grad();
     torch::nn::functional::cross_entropy(torch_model->forward(x), y).backward();
-    ASSERT_TRUE(torch::allclose(as_tensor(host(flat.grads())), concat_grads(*torch_model), 1e-5, 1e-7))
+    ASSERT_TRUE(
+        torch::allclose(as_tensor(host(flat.grads())), concat_grads(*torch_model), 1e-5, 1e-7))
         << "step " << step;
 
     kernels::sgd_step(host(flat.params()), host(flat.grads()), momentum, hp);
     optimizer.step();
-    ASSERT_TRUE(torch::allclose(as_tensor(host(flat.params())), concat_params(*torch_model), 1e-5, 1e-7))
+    ASSERT_TRUE(
+        torch::allclose(as_tensor(host(flat.params())), concat_params(*torch_model), 1e-5, 1e-7))
         << "step " << step;
   }
 }
@@ -106,7 +108,8 @@ TEST(FlatParameters, StagedTrainingMatchesInPlaceTraining) {
     staged.params_to_device();
     torch::nn::functional::cross_entropy(staged_model->forward(x), y).backward();
     staged.check_grads_in_place();
-    EXPECT_TRUE(torch::all(as_tensor(host(staged.grads())) == 0).item<bool>()) << "not yet downloaded";
+    EXPECT_TRUE(torch::all(as_tensor(host(staged.grads())) == 0).item<bool>())
+        << "not yet downloaded";
     staged.grads_to_host();
     ASSERT_TRUE(torch::equal(as_tensor(host(staged.grads())), concat_grads(*staged_model)));
     kernels::sgd_step(host(staged.params()), host(staged.grads()), momentum_b, hp);
