@@ -496,6 +496,44 @@ TEST(MergeKeepK, MatchesReference) {
   }
 }
 
+// Unions larger than the merge's sample (1024 keys), where the k-th is found from a bracket of
+// sampled keys: disjoint and overlapping sets, distinct and heavily tied values.
+TEST(MergeKeepK, LargeUnionsMatchTheReference) {
+  std::mt19937 rng(19);
+  for (const bool small_values : {false, true}) {
+    for (const std::uint32_t range : {200'000u, 12'000u}) {  // few shared indices, then many
+      const SparseSet a = random_set(rng, 5'000, range, small_values);
+      const SparseSet b = random_set(rng, 5'000, range, small_values);
+      for (const std::size_t k : {1, 700, 5'000, 9'000}) {
+        SparseSet out;
+        merge_keep_k(a, b, k, out);
+        SCOPED_TRACE(testing::Message()
+                     << "k " << k << " range " << range << " small " << small_values);
+        expect_same(out, reference_merge(a, b, k));
+      }
+    }
+  }
+}
+
+// A sample that misjudges the k-th: the strided positions the merge samples hold small values,
+// the others large ones, so the bracket around the sampled k-th holds too few; the exact answer
+// comes from the full selection instead.
+TEST(MergeKeepK, ASkewedSampleStillGivesTheExactSet) {
+  constexpr std::size_t n = 3'000;
+  SparseSet a;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    a.indices.push_back(i);
+    a.values.push_back(2.0f + static_cast<float>(i % 7));
+  }
+  for (std::size_t j = 0; j < 1024; ++j) a.values[j * n / 1024] = 1.0f;
+  for (const std::size_t k : {10, 1'000, 1'976, 1'977, 2'500}) {
+    SparseSet out;
+    merge_keep_k(a, SparseSet{}, k, out);
+    SCOPED_TRACE(testing::Message() << "k " << k);
+    expect_same(out, reference_merge(a, SparseSet{}, k));
+  }
+}
+
 TEST(MergeKeepK, SharedIndicesSumAndTiesGoToSmallerIndex) {
   SparseSet a{{1.0f, 2.0f, -3.0f}, {1, 5, 9}};
   SparseSet b{{2.0f, -2.0f, 3.0f}, {2, 5, 7}};
