@@ -1,6 +1,7 @@
 #include "kernels/ops.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -24,6 +25,16 @@
 
 namespace commsgd::kernels::ops {
 namespace {
+
+std::atomic<std::uint64_t> bus_bytes_copied{0};
+
+// A sparse set of `entries` crosses the bus as its values, its indices and its count.
+[[maybe_unused]] void count_bus(std::uint64_t bytes) {
+  bus_bytes_copied.fetch_add(bytes, std::memory_order_relaxed);
+}
+[[maybe_unused]] std::uint64_t sparse_bytes(std::size_t entries) {
+  return 8 * static_cast<std::uint64_t>(entries) + 4;
+}
 
 // The place every operand of `call` shares.
 template <class... Buffers>
@@ -56,6 +67,10 @@ cudaStream_t stream_of(Place p) {
 #endif
 
 }  // namespace
+
+std::uint64_t bus_bytes() {
+  return bus_bytes_copied.load(std::memory_order_relaxed);
+}
 
 bool cuda_built() {
 #ifdef COMMSGD_WITH_CUDA
@@ -106,6 +121,7 @@ void scale(Buffer<float> x, float factor) {
 double squared_norm(Buffer<const float> x) {
   if (x.on_host()) return kernels::squared_norm(x.host("squared_norm"));
 #ifdef COMMSGD_WITH_CUDA
+  count_bus(sizeof(double));
   return cuda::squared_norm(x.data(), x.size(), stream_of(x.place()));
 #else
   no_cuda("squared_norm");
@@ -191,6 +207,7 @@ double squared_distance(Buffer<const float> a, Buffer<const float> b) {
     return sum;
   }
 #ifdef COMMSGD_WITH_CUDA
+  count_bus(sizeof(double));
   return cuda::squared_distance(a.data(), b.data(), a.size(), stream_of(p));
 #else
   no_cuda("squared_distance");
@@ -218,6 +235,7 @@ void copy_to_host(Buffer<const float> from, std::span<float> to) {
                               stream_of(from.place())),
               "cudaMemcpyAsync");
   cuda::check(cudaStreamSynchronize(stream_of(from.place())), "cudaStreamSynchronize");
+  count_bus(to.size_bytes());
 #else
   no_cuda("copy_to_host");
 #endif
@@ -231,6 +249,7 @@ void copy_from_host(std::span<const float> from, Buffer<float> to) {
                               stream_of(to.place())),
               "cudaMemcpyAsync");
   cuda::check(cudaStreamSynchronize(stream_of(to.place())), "cudaStreamSynchronize");
+  count_bus(from.size_bytes());
 #else
   no_cuda("copy_from_host");
 #endif
@@ -259,6 +278,7 @@ void scatter_add(const SparseSet& s, Buffer<float> dense, SparseStaging& staging
   const cudaStream_t stream = stream_of(dense.place());
   cuda::DeviceSparseSet& set = staging.device().set;
   cuda::upload(s, set, stream);
+  count_bus(sparse_bytes(s.size()));
   cuda::scatter_add(set, dense.data(), stream);
 #else
   (void)staging;
@@ -277,6 +297,7 @@ void zero_applied(Buffer<float> dense, const SparseSet& s, std::span<const std::
   cuda::check(cudaMemcpyAsync(device.applied.data(), applied.data(), applied.size(),
                               cudaMemcpyHostToDevice, stream),
               "cudaMemcpyAsync");
+  count_bus(sparse_bytes(s.size()) + applied.size());
   // From pageable memory, the copies have taken the host data when they return: the caller may
   // change the set and the mask at once.
   cuda::zero_applied(dense.data(), device.set, device.applied.data(), stream);
@@ -325,6 +346,7 @@ void DeviceSelection::select(Buffer<const float> x, std::size_t k, double densit
       break;
   }
   out = cuda::download(selected, stream);
+  count_bus(sparse_bytes(out.size()));
 #else
   (void)x, (void)k, (void)density, (void)seed, (void)out;
   no_cuda("DeviceSelection::select");

@@ -21,6 +21,10 @@ namespace commsgd::kernels::ops {
 // Whether this build has the CUDA kernels.
 bool cuda_built();
 
+// Bytes the operations below have copied between host and device memory in this process (over
+// PCIe, on most machines): what a step of an algorithm on device buffers costs the bus.
+std::uint64_t bus_bytes();
+
 // to = from (sizes equal).
 void copy(Buffer<const float> from, Buffer<float> to);
 // acc += x.

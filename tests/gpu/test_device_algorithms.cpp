@@ -1,0 +1,139 @@
+// The algorithms written for device buffers, each run twice on the same inputs: on a CUDA
+// device's buffers (the communicator's staged back end, so ranks may share one GPU) and on host
+// buffers. The same results, bit for bit where the arithmetic is the same (every case here but
+// Gaussian-k, whose threshold comes from sums in another order), and for the sparse family O(k)
+// bytes over the bus per step, not O(d). Every rank skips alike without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algorithms/catalog.hpp"
+#include "algorithms/comm/mpi_communicator.hpp"
+#include "algorithms/comm/staged_backend.hpp"
+#include "kernels/cuda/device_array.hpp"
+#include "kernels/ops.hpp"
+
+namespace commsgd::algorithms {
+namespace {
+
+using kernels::cuda::check;
+
+struct Case {
+  std::string algo;
+  bool bitwise;
+};
+
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.algo;
+}
+
+constexpr std::size_t kD = 20'000;
+constexpr double kDensity = 0.01;
+constexpr int kSteps = 5;
+
+// Rank r's gradient at a step: the same on both runs.
+std::vector<float> gradient(int rank, int step) {
+  std::mt19937 rng(static_cast<unsigned>(1000 * rank + step));
+  std::normal_distribution<float> normal;
+  std::vector<float> g(kD);
+  for (float& x : g) x = normal(rng);
+  return g;
+}
+
+class DeviceAlgorithms : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+    std::int64_t everyone = devices > 0 ? 1 : 0;
+    comm_.allreduce(std::span(&everyone, 1), comm::ReduceOp::min);
+    if (everyone == 0) GTEST_SKIP() << "needs a CUDA device on every rank";
+    check(cudaSetDevice(comm_.placement().local_rank % devices), "cudaSetDevice");
+    comm_.attach_device_backend(std::make_unique<comm::StagedBackend>(comm_));
+  }
+
+  // Runs kSteps of the trainer's order (synchronize, before_step, an SGD step, after_step) on
+  // buffers in `place`, from parameters equal on every rank; returns the final parameters.
+  std::vector<float> train(const AlgorithmConfig& config, kernels::Place place,
+                           std::uint64_t& bus_bytes_per_step) {
+    const std::unique_ptr<Algorithm> algorithm = make_algorithm(config, comm_);
+    EXPECT_TRUE(algorithm->works_in(place.memory));
+    const auto storage = [&](std::size_t n) {
+      kernels::ops::Storage<float> s;
+      s.resize(n, place);
+      kernels::ops::fill_zero(s.buffer());
+      return s;
+    };
+    kernels::ops::Storage<float> params = storage(kD), grads = storage(kD), momentum = storage(kD);
+    kernels::ops::copy_from_host(gradient(-1, 0), params.buffer());
+    algorithm->begin_training(params.buffer());
+    std::uint64_t most = 0;
+    for (int step = 0; step < kSteps; ++step) {
+      kernels::ops::copy_from_host(gradient(comm_.rank(), step), grads.buffer());
+      const std::uint64_t before = kernels::ops::bus_bytes();
+      algorithm->synchronize_gradients(grads.buffer());
+      most = std::max(most, kernels::ops::bus_bytes() - before);
+      algorithm->before_step(params.buffer());
+      kernels::ops::sgd_step(params.buffer(), grads.buffer(), momentum.buffer(),
+                             {0.05f, 0.9f, 1e-4f, false});
+      algorithm->after_step(params.buffer());
+    }
+    algorithm->end_training();
+    bus_bytes_per_step = most;
+    std::vector<float> result(kD);
+    kernels::ops::copy_to_host(params.buffer(), result);
+    return result;
+  }
+
+  comm::MpiCommunicator comm_;
+};
+
+TEST_P(DeviceAlgorithms, MatchTheHostRunAndMoveLittleOverTheBus) {
+  const Case& c = GetParam();
+  AlgorithmConfig config;
+  config.algo = c.algo;
+  config.density = kDensity;
+  config.bucket_bytes = 0;
+  std::uint64_t host_bus = 0, device_bus = 0;
+  const std::vector<float> on_host = train(config, kernels::kHost, host_bus);
+  const std::vector<float> on_device = train(config, kernels::cuda_place(nullptr), device_bus);
+
+  EXPECT_EQ(host_bus, 0u) << "host buffers never cross the bus";
+  double distance = 0, norm = 0;
+  for (std::size_t i = 0; i < kD; ++i) {
+    if (c.bitwise) {
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(on_device[i]),
+                std::bit_cast<std::uint32_t>(on_host[i]))
+          << "entry " << i;
+    }
+    distance += (on_device[i] - on_host[i]) * (on_device[i] - on_host[i]);
+    norm += on_host[i] * on_host[i];
+  }
+  EXPECT_LE(std::sqrt(distance / norm), 1e-4);
+  const std::size_t k = static_cast<std::size_t>(std::ceil(kDensity * kD));
+  if (find_algorithm(c.algo).family == Family::sparse) {
+    // The selection down, U's sets up (one per rank for allgather), the residual's bookkeeping
+    // up: a few k entries of 8 bytes, for every P here; d floats would be 80 000 bytes.
+    const auto p = static_cast<std::uint64_t>(comm_.size());
+    EXPECT_LE(device_bus, (p + 3) * (9 * k + 4)) << "bytes over the bus in one step";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, DeviceAlgorithms,
+                         ::testing::Values(Case{"dense", true}, Case{"topk", true},
+                                           Case{"gtopk", true}, Case{"gaussiank", false},
+                                           Case{"dpsgd", true}, Case{"sgp", true}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.algo;
+                         });
+
+}  // namespace
+}  // namespace commsgd::algorithms
