@@ -28,10 +28,11 @@ namespace {
 
 std::atomic<std::uint64_t> bus_bytes_copied{0};
 
-// A sparse set of `entries` crosses the bus as its values, its indices and its count.
+// Unused in a build without CUDA, where nothing crosses.
 [[maybe_unused]] void count_bus(std::uint64_t bytes) {
   bus_bytes_copied.fetch_add(bytes, std::memory_order_relaxed);
 }
+// A sparse set of `entries` crosses the bus as its values, its indices and its count.
 [[maybe_unused]] std::uint64_t sparse_bytes(std::size_t entries) {
   return 8 * static_cast<std::uint64_t>(entries) + 4;
 }

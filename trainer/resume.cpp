@@ -7,7 +7,9 @@
 #include <cstring>
 
 namespace commsgd::trainer {
+namespace {
 
+// LibTorch's default CPU generator (dropout, data order where LibTorch draws it), as bytes.
 std::vector<std::byte> torch_rng_state() {
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   const std::lock_guard lock(generator.mutex());
@@ -23,6 +25,8 @@ void set_torch_rng_state(std::span<const std::byte> bytes) {
   const std::lock_guard lock(generator.mutex());
   generator.set_state(state);
 }
+
+}  // namespace
 
 std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Communicator& comm) {
   const bool newest = o.resume.kind == ResumeFrom::Kind::newest;
@@ -85,6 +89,16 @@ std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Com
                o.checkpoint_dir);
   }
   return std::nullopt;
+}
+
+void capture(RankCheckpoint& c, FlatParameters& flat, algorithms::Algorithm& algorithm) {
+  c.params = flat.params_on_host();
+  flat.buffers_to_host();
+  c.buffers = flat.buffers_on_host();
+  c.torch_rng = torch_rng_state();
+  algorithms::StateWriter state;
+  algorithm.save_state(state);
+  c.algorithm_state = state.bytes();
 }
 
 void restore(const RankCheckpoint& c, FlatParameters& flat, algorithms::Algorithm& algorithm) {

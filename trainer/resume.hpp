@@ -15,14 +15,15 @@
 
 namespace commsgd::trainer {
 
-// LibTorch's default CPU generator (dropout, data order where LibTorch draws it), as bytes.
-std::vector<std::byte> torch_rng_state();
-void set_torch_rng_state(std::span<const std::byte> bytes);
-
 // Collective. --resume DIR, or with --resume auto the newest checkpoint every rank can read, older
 // ones tried in turn; nullopt (and a line saying so) when there is none. One that was taken with
 // another number of workers or other options is a UsageError.
 std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Communicator& comm);
+
+// Takes into a checkpoint what restore() puts back: the parameters, the module buffers,
+// LibTorch's random state and the algorithm's state (which may first wait for messages in
+// flight). The loop adds its own: position, optimizer state, data order, sums.
+void capture(RankCheckpoint& c, FlatParameters& flat, algorithms::Algorithm& algorithm);
 
 // Puts a checkpoint's model and algorithm state in place of the freshly built ones.
 void restore(const RankCheckpoint& c, FlatParameters& flat, algorithms::Algorithm& algorithm);

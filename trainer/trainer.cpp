@@ -211,17 +211,11 @@ class TrainingLoop {
     c.world_size = comm_.size();
     c.options_hash = computation_hash(o_);
     c.position = next;
-    c.params = s_.flat->params_on_host();
-    s_.flat->buffers_to_host();
-    c.buffers = s_.flat->buffers_on_host();
+    capture(c, *s_.flat, *s_.algorithm);
     c.momentum = values_on_host(momentum_);
     c.model_state = s_.model->state();
     c.augment_rng = train_reader_ ? train_reader_->rng_state() : 0;
     c.train_sums = train_sums_;
-    c.torch_rng = torch_rng_state();
-    algorithms::StateWriter state;
-    s_.algorithm->save_state(state);
-    c.algorithm_state = state.bytes();
     const std::filesystem::path dir = checkpoint_path(o_.checkpoint_dir, next.step);
     {
       const StallWatchdog::PeersWriting writing(watchdog_);
