@@ -133,7 +133,7 @@ class Communicator {
   void allgatherv(const void* send, void* recv, std::span<const std::size_t> bytes_per_rank,
                   Place place = kHost);
   void broadcast(void* buffer, std::size_t bytes, int root, Place place = kHost);
-  // Host ranks only: work enqueued on a device is not waited for (see synchronize).
+  // Every rank's calling thread meets; work enqueued on a device is not waited for (synchronize).
   void barrier();
   // Waits for the device work this communicator enqueued on `place`'s stream (nothing for the
   // host, whose calls return done).
@@ -160,8 +160,8 @@ class Communicator {
   // MPI_THREAD_MULTIPLE). Collective.
   std::unique_ptr<Communicator> duplicate();
 
-  // Buffers in CUDA memory go to `backend` from now on. Collective where the back end's making
-  // was.
+  // Buffers in CUDA memory go to `backend` from now on. Not collective itself; making the back
+  // end usually is.
   void attach_device_backend(std::unique_ptr<DeviceBackend> backend);
   bool has_device_backend() const { return device_ != nullptr; }
   // Collective: a counter, starting at 0, that lives on rank 0.
