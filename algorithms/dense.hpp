@@ -58,9 +58,9 @@ class Dense final : public Algorithm {
   const comm::DataType wire_;
   const std::size_t bucket_entries_;
   const bool barrier_;
-  kernels::ops::Storage<std::uint16_t> wire_buffer_;  // a bucket in 16 bits; used by whoever
-                                                      // averages
-  AlgorithmStats stats_;                              // the training thread's own
+  // A bucket in 16 bits, used by whoever averages.
+  kernels::ops::Storage<std::uint16_t> wire_buffer_;
+  AlgorithmStats stats_;  // the training thread's own
 
   std::unique_ptr<comm::Communicator> thread_comm_;
   mutable std::mutex mutex_;

@@ -178,18 +178,11 @@ void add_blocks(Buffer<float> x, Buffer<const float> blocks, float share) {
   if (n == 0 ? !blocks.empty() : blocks.size() % n != 0) {
     throw std::invalid_argument("add_blocks: the blocks are not of the buffer's size");
   }
-  const std::size_t count = n == 0 ? 0 : blocks.size() / n;
   if (p.memory == Memory::host) {
-    float* __restrict mine = x.data();
-    const float* __restrict theirs = blocks.data();
-    for (std::size_t j = 0; j < n; ++j) {
-      float sum = mine[j];
-      for (std::size_t b = 0; b < count; ++b) sum += theirs[b * n + j];
-      mine[j] = sum * share;
-    }
-    return;
+    return kernels::add_blocks(x.host("add_blocks"), blocks.host("add_blocks"), share);
   }
 #ifdef COMMSGD_WITH_CUDA
+  const std::size_t count = n == 0 ? 0 : blocks.size() / n;
   cuda::add_blocks(x.data(), blocks.data(), n, count, share, stream_of(p));
 #else
   no_cuda("add_blocks");
@@ -200,12 +193,7 @@ double squared_distance(Buffer<const float> a, Buffer<const float> b) {
   const Place p = common_place("squared_distance", a, b);
   same_size("squared_distance", a.size(), b);
   if (p.memory == Memory::host) {
-    double sum = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const double diff = static_cast<double>(a.data()[i]) - b.data()[i];
-      sum += diff * diff;
-    }
-    return sum;
+    return kernels::squared_distance(a.host("squared_distance"), b.host("squared_distance"));
   }
 #ifdef COMMSGD_WITH_CUDA
   count_bus(sizeof(double));

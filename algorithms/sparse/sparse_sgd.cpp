@@ -147,9 +147,11 @@ void SparseSgd::synchronize_gradients(Buffer<float> grads) {
 
 void SparseSgd::save_state(StateWriter& out) {
   out.write(iteration_);
-  std::vector<float> residual(residual_.size());
-  kernels::ops::copy_to_host(residual_.buffer(), residual);
-  out.write(std::span<const float>(residual));
+  const Buffer<const float> residual = residual_.buffer();
+  if (residual.on_host()) return out.write(residual.host("save_state"));
+  std::vector<float> downloaded(residual.size());
+  kernels::ops::copy_to_host(residual, downloaded);
+  out.write(std::span<const float>(downloaded));
 }
 
 void SparseSgd::place_residual(Buffer<const float> grads) {

@@ -20,6 +20,7 @@
 #include "algorithms/comm/staged_backend.hpp"
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/ops.hpp"
+#include "tests/gpu/cuda_devices.hpp"
 
 namespace commsgd::algorithms {
 namespace {
@@ -51,11 +52,11 @@ std::vector<float> gradient(int rank, int step) {
 class DeviceAlgorithms : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
-    std::int64_t everyone = devices > 0 ? 1 : 0;
-    comm_.allreduce(std::span(&everyone, 1), comm::ReduceOp::min);
-    if (everyone == 0) GTEST_SKIP() << "needs a CUDA device on every rank";
+    if (const std::string missing = testing::no_cuda_device(comm_); !missing.empty()) {
+      GTEST_SKIP() << missing;
+    }
+    int devices = 1;
+    check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
     check(cudaSetDevice(comm_.placement().local_rank % devices), "cudaSetDevice");
     comm_.attach_device_backend(std::make_unique<comm::StagedBackend>(comm_));
   }

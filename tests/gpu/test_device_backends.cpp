@@ -21,6 +21,7 @@
 #include "algorithms/comm/staged_backend.hpp"
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/half_precision.hpp"
+#include "tests/gpu/cuda_devices.hpp"
 
 namespace commsgd::comm {
 namespace {
@@ -86,21 +87,12 @@ auto contribution(int q, std::size_t n, Value value) {
   return x;
 }
 
-// Empty when every rank sees a CUDA device, else why not. Collective.
-std::string no_device(MpiCommunicator& mpi) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
-  std::int64_t everyone = devices > 0 ? 1 : 0;
-  mpi.allreduce(std::span(&everyone, 1), ReduceOp::min);
-  return everyone == 1 ? "" : "needs a CUDA device on every rank";
-}
-
 // Each case runs on both back ends: "nccl" and "staged".
 class DeviceBackends : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     const bool nccl = GetParam() == "nccl";
-    if (const std::string missing = nccl ? missing_devices(mpi_) : no_device(mpi_);
+    if (const std::string missing = nccl ? missing_devices(mpi_) : testing::no_cuda_device(mpi_);
         !missing.empty()) {
       GTEST_SKIP() << missing;
     }
