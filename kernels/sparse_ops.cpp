@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/abs_order.hpp"
@@ -26,109 +29,279 @@ void check_fits(const SparseSet& s, std::size_t d, const char* who) {
   }
 }
 
-// Whether a set's indices increase strictly: a pass on its own, which vectorizes, rather than a
-// check in the merge, whose every step is on the critical path.
+// Whether a set's indices increase strictly: a pass on its own rather than a check in the merge,
+// whose every step is on the critical path. Blocks of a fixed count, the shape GCC vectorizes at
+// -O2 (block_scan.hpp): p[j] <= p[j - 1] for j in [0, 16).
+constexpr std::size_t kOrderBlock = 16;
+std::uint32_t descents_in_block(const std::uint32_t* __restrict p) {
+  std::uint32_t descents = 0;
+  for (std::size_t j = 0; j < kOrderBlock; ++j)
+    descents |= static_cast<std::uint32_t>(p[j] <= p[j - 1]);
+  return descents;
+}
 bool strictly_increasing(const SparseSet& s) {
-  const std::uint32_t* __restrict index = s.indices.data();
-  std::size_t descents = 0;
-  for (std::size_t i = 1; i < s.size(); ++i) descents += index[i] <= index[i - 1];
+  const std::uint32_t* index = s.indices.data();
+  const std::size_t n = s.size();
+  std::uint32_t descents = 0;
+  std::size_t i = 1;
+  for (; i + kOrderBlock <= n; i += kOrderBlock) descents |= descents_in_block(index + i);
+  for (; i < n; ++i) descents |= static_cast<std::uint32_t>(index[i] <= index[i - 1]);
   return descents == 0;
 }
 
-// merge_keep_k's union of two sets sorted by strictly increasing index, written to oi and ov
-// (room for a.size() + b.size() each); returns its size.
+// The three arrays of a sparse set with tags, as the merge reads and writes them.
+struct Entries {
+  std::uint32_t* indices;
+  float* values;
+  std::uint32_t* tags;
+};
+
+// The first step of merge_keep_k: a and b merged by index as multisets, a's entry before b's on a
+// shared index, into `to` (room for a.size() + b.size()); every entry of either lands at its own
+// position, so a's i-th and b's j-th entry go to i + j.
 //
-// A merge is one chain of dependent steps, so its speed is the latency of a step. Two things
-// shorten it: which input goes next is chosen with masks, not with a branch that random indices
-// would mispredict half the time; and each input's next index is loaded before the comparison
-// that decides whether it is needed, so no load waits for that comparison.
-std::size_t merge_union(const SparseSet& a, const SparseSet& b, std::uint32_t* __restrict oi,
-                        float* __restrict ov) {
-  const std::size_t na = a.size(), nb = b.size();
+// One merge is a chain of dependent steps (the next pair to compare depends on this comparison),
+// so its speed is the latency of a step. The union is cut at three of a's indices into four runs
+// that do not depend on each other, and their steps are interleaved, so that one run's loads and
+// comparisons overlap the others'. A step has no branch, which random indices would mispredict
+// half the time: index, value and tag are chosen with a mask. Written out for the four runs, each
+// a pair of locals, because GCC at -O2 neither unrolls a loop over an array of runs (which would
+// keep the positions in memory) nor keeps a chosen pointer or std::min free of branches.
+template <bool Tagged>
+void merge_as_multisets(const SparseSet& a, const std::uint32_t* a_tags, const SparseSet& b,
+                        const std::uint32_t* b_tags, Entries to) {
   const std::uint32_t* __restrict ai = a.indices.data();
   const std::uint32_t* __restrict bi = b.indices.data();
   const float* __restrict av = a.values.data();
   const float* __restrict bv = b.values.data();
-  std::size_t i = 0, j = 0, n = 0;
-  const auto emit = [&](std::uint32_t index, std::uint32_t value_bits) {
-    oi[n] = index;
-    ov[n] = std::bit_cast<float>(value_bits);
-    ++n;
+  std::uint32_t* __restrict oi = to.indices;
+  float* __restrict ov = to.values;
+  std::uint32_t* __restrict ot = to.tags;
+  const auto choose = [](std::uint32_t mask, std::uint32_t if_set, std::uint32_t if_clear) {
+    return (if_set & mask) | (if_clear & ~mask);
   };
-  // One entry of the union from heads x = a[i] and y = b[j]: a's, b's, or on a shared index
-  // a.value + b.value (a first, so that both partners compute the same bits).
-  const auto take = [&](std::uint32_t x, std::uint32_t y, bool from_a, bool from_b) {
-    const std::uint32_t mask_a = 0u - static_cast<std::uint32_t>(from_a);
-    const std::uint32_t mask_b = 0u - static_cast<std::uint32_t>(from_b);
-    const auto va = std::bit_cast<std::uint32_t>(av[i]);
-    const auto vb = std::bit_cast<std::uint32_t>(bv[j]);
-    const auto sum = std::bit_cast<std::uint32_t>(av[i] + bv[j]);
-    emit((x & mask_a) | (y & ~mask_a),
-         (sum & mask_a & mask_b) | (va & mask_a & ~mask_b) | (vb & mask_b & ~mask_a));
-    i += from_a;
-    j += from_b;
+  struct Run {
+    std::size_t i, i_end, j, j_end;
+    std::size_t steps_left() const { return std::min(i_end - i, j_end - j); }
   };
-  if (na > 0 && nb > 0) {
-    std::uint32_t x = ai[0], y = bi[0];
-    while (i + 1 < na && j + 1 < nb) {
-      const std::uint32_t x_next = ai[i + 1], y_next = bi[j + 1];
-      const bool from_a = x <= y, from_b = y <= x;
-      take(x, y, from_a, from_b);
-      x = from_a ? x_next : x;
-      y = from_b ? y_next : y;
+  const auto step = [&](Run& run) {
+    const std::size_t i = run.i, j = run.j;
+    const std::uint32_t x = ai[i], y = bi[j];
+    const std::uint32_t from_a = 0u - static_cast<std::uint32_t>(x <= y);
+    oi[i + j] = choose(from_a, x, y);
+    ov[i + j] = std::bit_cast<float>(
+        choose(from_a, std::bit_cast<std::uint32_t>(av[i]), std::bit_cast<std::uint32_t>(bv[j])));
+    if constexpr (Tagged) ot[i + j] = choose(from_a, a_tags[i], b_tags[j]);
+    run.i += from_a & 1u;
+    run.j += (from_a & 1u) ^ 1u;
+  };
+  // What is left of a run once one side is used up follows in order.
+  const auto finish = [&](Run& run) {
+    while (run.steps_left() > 0) step(run);
+    for (; run.i < run.i_end; ++run.i) {
+      oi[run.i + run.j] = ai[run.i];
+      ov[run.i + run.j] = av[run.i];
+      if constexpr (Tagged) ot[run.i + run.j] = a_tags[run.i];
     }
-    while (i < na && j < nb) take(ai[i], bi[j], ai[i] <= bi[j], bi[j] <= ai[i]);
+    for (; run.j < run.j_end; ++run.j) {
+      oi[run.i + run.j] = bi[run.j];
+      ov[run.i + run.j] = bv[run.j];
+      if constexpr (Tagged) ot[run.i + run.j] = b_tags[run.j];
+    }
+  };
+  // Run r ends before a's entry at r + 1 quarters and b's first entry at or past its index.
+  const std::size_t na = a.size(), nb = b.size();
+  const auto cut = [&](std::size_t quarter) -> std::pair<std::size_t, std::size_t> {
+    const std::size_t i = quarter * na / 4;
+    if (i == na) return {na, nb};
+    return {i, static_cast<std::size_t>(std::lower_bound(bi, bi + nb, ai[i]) - bi)};
+  };
+  const auto [i1, j1] = cut(1);
+  const auto [i2, j2] = cut(2);
+  const auto [i3, j3] = cut(3);
+  Run r0{0, i1, 0, j1}, r1{i1, i2, j1, j2}, r2{i2, i3, j2, j3}, r3{i3, na, j3, nb};
+  // Each step moves one of a run's two positions by one, so `steps` steps stay in bounds.
+  const auto steps_all_can_take = [&] {
+    return std::min(std::min(r0.steps_left(), r1.steps_left()),
+                    std::min(r2.steps_left(), r3.steps_left()));
+  };
+  for (std::size_t steps = steps_all_can_take(); steps > 0; steps = steps_all_can_take()) {
+    for (std::size_t s = 0; s < steps; ++s) {
+      step(r0);
+      step(r1);
+      step(r2);
+      step(r3);
+    }
   }
-  for (; i < na; ++i) emit(ai[i], std::bit_cast<std::uint32_t>(av[i]));
-  for (; j < nb; ++j) emit(bi[j], std::bit_cast<std::uint32_t>(bv[j]));
-  return n;
+  finish(r0);
+  finish(r1);
+  finish(r2);
+  finish(r3);
 }
 
-// Where the k-th of n values stands in the selection order (rank_key's answer), from a sample:
-// the k-th key is bracketed by two keys of a strided sample, one pass counts the keys above the
-// bracket and gathers those inside it, and the bracket alone is ordered. One pass over 4-byte
-// keys and a partial sort of about a tenth of them, against rank_key's three histogram passes
-// over the values. When the bracket misses (a skewed sample), falls back to rank_key. n > k.
-RankedKey rank_key_by_sample(const float* values, std::size_t n, std::size_t k,
-                             std::vector<AbsKey>& sample, std::vector<std::uint64_t>& inside) {
-  // With 1024 sample keys, the k-th lies within ±48 (3 standard deviations at most) of its
-  // sample rank all but a few times in a thousand, and about a tenth of the keys in the bracket.
+// The second step: one pass over the m merged entries (from.indices[m] a sentinel unlike
+// from.indices[m - 1]) that writes to `to`, in order, the union's entries with key >= low. A
+// shared index (two neighbours, a's first) becomes one entry, a.value + b.value in that order so
+// that both partners compute the same bits, with the AND of the two tags. Two random selections of
+// k from d share about k²/d indices, so a shared index takes a branch that is almost never taken,
+// and the common entry is written without one. Returns the union's size and how many were kept.
+template <bool Tagged>
+std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, AbsKey low,
+                                                  Entries to) {
+  const std::uint32_t* __restrict fi = from.indices;
+  const float* __restrict fv = from.values;
+  const std::uint32_t* __restrict ft = from.tags;
+  std::uint32_t* __restrict ti = to.indices;
+  float* __restrict tv = to.values;
+  std::uint32_t* __restrict tt = to.tags;
+  std::size_t kept = 0, shared = 0;
+  for (std::size_t t = 0; t < m; ++t) {
+    float value = fv[t];
+    std::uint32_t tag = Tagged ? ft[t] : 0;
+    if (fi[t] == fi[t + 1]) [[unlikely]] {
+      ++t;
+      ++shared;
+      value += fv[t];
+      if constexpr (Tagged) tag &= ft[t];
+    }
+    ti[kept] = fi[t];
+    tv[kept] = value;
+    if constexpr (Tagged) tt[kept] = tag;
+    kept += static_cast<std::size_t>(abs_key(value) >= low);
+  }
+  return {m - shared, kept};
+}
+
+// The keys in [low, high] of n kept entries (all at least low), each packed with its position so
+// that one descending integer order is the selection order (larger key, then smaller position,
+// which is smaller index), written to `bracket` without a branch; returns how many, and counts
+// those above high.
+std::size_t gather_bracket(const float* __restrict values, std::size_t n, AbsKey high,
+                           std::uint64_t* __restrict bracket, std::size_t& above) {
+  std::size_t gathered = 0, over = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    const AbsKey key = abs_key(values[t]);
+    bracket[gathered] = (static_cast<std::uint64_t>(key) << 32) | (0xffffffffu - t);
+    const std::size_t is_over = static_cast<std::size_t>(key > high);
+    gathered += is_over ^ 1;
+    over += is_over;
+  }
+  above = over;
+  return gathered;
+}
+
+// A bracket [low, high] around the k-th key of the m merged entries, from a strided sample of
+// 1024 of their keys (a shared index's two parts stand in for its sum: the pass that follows
+// counts exactly, and a missed bracket costs a second pass, not a wrong answer). With 1024 keys
+// the k-th lies within ±48 (3 standard deviations at most) of its sample rank all but a few times
+// in a thousand, and about a tenth of the union falls in the bracket.
+std::pair<AbsKey, AbsKey> bracket_by_sample(const float* values, std::size_t m, std::size_t k,
+                                            std::vector<AbsKey>& sample) {
   constexpr std::size_t kSample = 1024, kMargin = 48;
-  const std::size_t m = std::min(n, kSample);
-  sample.resize(m);
-  for (std::size_t j = 0; j < m; ++j) sample[j] = abs_key(values[j * n / m]);
+  const std::size_t n = std::min(m, kSample);
+  sample.resize(n);
+  for (std::size_t j = 0; j < n; ++j) sample[j] = abs_key(values[j * m / n]);
   // The sample's rank of the k-th, 1-based in descending key order, and the bracket around it.
-  const std::size_t rank = (k * m + n - 1) / n;
+  const std::size_t rank = std::min(n, (k * n + m - 1) / m);
   const std::size_t high_rank = rank > kMargin ? rank - kMargin : 1;
-  const std::size_t low_rank = std::min(m, rank + kMargin);
+  const std::size_t low_rank = std::min(n, rank + kMargin);
   const auto descending = std::greater<>();
   std::nth_element(sample.begin(), sample.begin() + (low_rank - 1), sample.end(), descending);
   const AbsKey low = sample[low_rank - 1];
   std::nth_element(sample.begin(), sample.begin() + (high_rank - 1),
                    sample.begin() + (low_rank - 1), descending);
-  const AbsKey high = std::max(low, sample[high_rank - 1]);
+  return {low, std::max(low, sample[high_rank - 1])};
+}
 
-  // Keys above the bracket are counted, those in [low, high] gathered without a branch, each
-  // with its position, packed so that one descending integer order is the selection order:
-  // larger key, then smaller position.
-  inside.resize(n);
-  std::size_t above = 0, gathered = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const AbsKey key = abs_key(values[i]);
-    above += static_cast<std::size_t>(key > high);
-    inside[gathered] = (static_cast<std::uint64_t>(key) << 32) | (0xffffffffu - i);
-    gathered += static_cast<std::size_t>(key >= low) & static_cast<std::size_t>(key <= high);
-  }
-  if (above >= k || above + gathered < k) return rank_key({values, n}, k);  // missed
+// The scratch one thread's merges share, kept between calls so that a gTop-k round allocates
+// nothing once it has run.
+struct MergeScratch {
+  std::vector<std::uint32_t> indices, tags, kept_indices, kept_tags;
+  std::vector<float> values, kept_values;
+  std::vector<AbsKey> sample;
+  std::vector<std::uint64_t> bracket;
+  std::vector<std::uint8_t> dropped;
+};
 
-  const std::size_t r = k - above;  // the k-th is the bracket's r-th
-  std::nth_element(inside.begin(), inside.begin() + (r - 1), inside.begin() + gathered, descending);
-  const auto cut = static_cast<AbsKey>(inside[r - 1] >> 32);
-  std::size_t greater = 0;
-  for (std::size_t j = 0; j < gathered; ++j) {
-    greater += static_cast<std::size_t>(static_cast<AbsKey>(inside[j] >> 32) > cut);
+template <bool Tagged>
+void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const SparseSet& b,
+                       const std::uint32_t* b_tags, std::size_t k, SparseSet& out,
+                       std::vector<std::uint32_t>* out_tags) {
+  check_set(a, "merge_keep_k");
+  check_set(b, "merge_keep_k");
+  if (&out == &a || &out == &b) throw std::invalid_argument("merge_keep_k: out aliases an input");
+  if (k < 1) throw std::invalid_argument("merge_keep_k: k < 1");
+  if (!strictly_increasing(a) || !strictly_increasing(b)) {
+    throw std::invalid_argument("merge_keep_k: input not sorted by strictly increasing index");
   }
-  return {cut, r - greater};
+  thread_local MergeScratch scratch;
+  MergeScratch& s = scratch;
+  const std::size_t m = a.size() + b.size();
+  s.indices.resize(m + 1);
+  s.values.resize(m + 1);
+  s.kept_indices.resize(m);
+  s.kept_values.resize(m);
+  if constexpr (Tagged) {
+    s.tags.resize(m + 1);
+    s.kept_tags.resize(m);
+  }
+  const Entries merged{s.indices.data(), s.values.data(), s.tags.data()};
+  const Entries kept{s.kept_indices.data(), s.kept_values.data(), s.kept_tags.data()};
+  merge_as_multisets<Tagged>(a, a_tags, b, b_tags, merged);
+  if (m > 0) s.indices[m] = ~s.indices[m - 1];  // the sentinel: shares no index
+
+  // Only what can be among the first k is kept: the entries at or above the bracket's low end,
+  // or, when the union may have at most k entries or the sample missed, all of them.
+  constexpr AbsKey kEverything = 0, kTop = std::numeric_limits<AbsKey>::max();
+  auto [low, high] =
+      m <= k ? std::pair{kEverything, kTop} : bracket_by_sample(s.values.data(), m, k, s.sample);
+  auto [union_size, n] = keep_at_least<Tagged>(merged, m, low, kept);
+  s.bracket.resize(n);
+  std::size_t above = 0;
+  std::size_t bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
+  const bool complete = union_size <= k ? n == union_size : n >= k && above < k;
+  if (!complete) {
+    low = kEverything;
+    high = kTop;
+    std::tie(union_size, n) = keep_at_least<Tagged>(merged, m, low, kept);
+    s.bracket.resize(n);
+    bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
+  }
+
+  // The bracket's first k - above in the selection order are kept; the rest of it is dropped.
+  s.dropped.assign(n, 0);
+  if (union_size > k) {
+    const std::size_t r = k - above;
+    std::nth_element(s.bracket.begin(), s.bracket.begin() + static_cast<std::ptrdiff_t>(r - 1),
+                     s.bracket.begin() + static_cast<std::ptrdiff_t>(bracketed), std::greater<>());
+    for (std::size_t j = r; j < bracketed; ++j) {
+      s.dropped[0xffffffffu - static_cast<std::uint32_t>(s.bracket[j])] = 1;
+    }
+  }
+  const std::size_t size = std::min(union_size, k);
+  // Every entry is written at the next free place, dropped or not, so one past the end is room.
+  out.values.resize(size + 1);
+  out.indices.resize(size + 1);
+  if constexpr (Tagged) out_tags->resize(size + 1);
+  {
+    const std::uint32_t* __restrict ki = s.kept_indices.data();
+    const float* __restrict kv = s.kept_values.data();
+    const std::uint32_t* __restrict kt = s.kept_tags.data();
+    const std::uint8_t* __restrict drop = s.dropped.data();
+    std::uint32_t* __restrict oi = out.indices.data();
+    float* __restrict ov = out.values.data();
+    std::uint32_t* __restrict ot = Tagged ? out_tags->data() : nullptr;
+    std::size_t w = 0;
+    for (std::size_t t = 0; t < n; ++t) {
+      oi[w] = ki[t];
+      ov[w] = kv[t];
+      if constexpr (Tagged) ot[w] = kt[t];
+      w += drop[t] ^ 1u;
+    }
+  }
+  out.values.resize(size);
+  out.indices.resize(size);
+  if constexpr (Tagged) out_tags->resize(size);
 }
 
 // A fixed trip count with restrict parameters: the shape GCC vectorizes at -O2 (block_scan.hpp).
@@ -140,33 +313,16 @@ void add_block(float* __restrict acc, const float* __restrict g) {
 }  // namespace
 
 void merge_keep_k(const SparseSet& a, const SparseSet& b, std::size_t k, SparseSet& out) {
-  check_set(a, "merge_keep_k");
-  check_set(b, "merge_keep_k");
-  if (&out == &a || &out == &b) throw std::invalid_argument("merge_keep_k: out aliases an input");
-  if (k < 1) throw std::invalid_argument("merge_keep_k: k < 1");
-  // The union goes to scratch kept by each thread between calls, so a gTop-k round allocates
-  // nothing once it has run, and out is written once, with what is kept.
-  thread_local std::vector<std::uint32_t> indices;
-  thread_local std::vector<float> values;
-  thread_local std::vector<AbsKey> sample;
-  thread_local std::vector<std::uint64_t> inside;
-  if (!strictly_increasing(a) || !strictly_increasing(b)) {
-    throw std::invalid_argument("merge_keep_k: input not sorted by strictly increasing index");
+  merge_keep_k_impl<false>(a, nullptr, b, nullptr, k, out, nullptr);
+}
+
+void merge_keep_k(const SparseSet& a, std::span<const std::uint32_t> a_tags, const SparseSet& b,
+                  std::span<const std::uint32_t> b_tags, std::size_t k, SparseSet& out,
+                  std::vector<std::uint32_t>& out_tags) {
+  if (a_tags.size() != a.size() || b_tags.size() != b.size()) {
+    throw std::invalid_argument("merge_keep_k: a tag for every entry");
   }
-  const std::size_t most = a.size() + b.size();
-  indices.resize(most);
-  values.resize(most);
-  const std::size_t n = merge_union(a, b, indices.data(), values.data());
-  const std::size_t kept = std::min(n, k);
-  out.values.resize(kept);
-  out.indices.resize(kept);
-  if (n > k) {
-    const RankedKey cut = rank_key_by_sample(values.data(), n, k, sample, inside);
-    keep_in_order(values.data(), indices.data(), n, cut, k, out.values.data(), out.indices.data());
-  } else {
-    std::copy_n(values.begin(), n, out.values.begin());
-    std::copy_n(indices.begin(), n, out.indices.begin());
-  }
+  merge_keep_k_impl<true>(a, a_tags.data(), b, b_tags.data(), k, out, &out_tags);
 }
 
 void scatter_add(const SparseSet& s, std::span<float> dense) {

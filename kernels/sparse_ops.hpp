@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "kernels/sparse_set.hpp"
 
@@ -13,6 +14,15 @@ namespace commsgd::kernels {
 // the selection order (larger |value|; ties: smaller index), sorted by index; all of the union
 // if it has at most k. out must not alias a or b; unsorted input throws std::invalid_argument.
 void merge_keep_k(const SparseSet& a, const SparseSet& b, std::size_t k, SparseSet& out);
+
+// The same, carrying a tag with each entry (a_tags[i] belongs to a's i-th entry): a kept entry
+// keeps its tag, and a shared index takes the bitwise AND of its two. With kUntagged on one
+// side, that is the other side's tag: gTop-k tags its own entries with their positions, and an
+// entry whose tag comes through every round survived every round.
+inline constexpr std::uint32_t kUntagged = ~0u;
+void merge_keep_k(const SparseSet& a, std::span<const std::uint32_t> a_tags, const SparseSet& b,
+                  std::span<const std::uint32_t> b_tags, std::size_t k, SparseSet& out,
+                  std::vector<std::uint32_t>& out_tags);
 
 // dense[s.indices[i]] += s.values[i].
 void scatter_add(const SparseSet& s, std::span<float> dense);

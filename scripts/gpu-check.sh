@@ -58,7 +58,8 @@ fi
 if torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null); then
   export CMAKE_PREFIX_PATH=$torch_prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 fi
-configure=(--preset cuda)
+# The node's compilers may not be CI's, whose warnings the preset's -Werror is for.
+configure=(--preset cuda -DCOMMSGD_WERROR=OFF)
 [ -n "${CUDA_ARCHITECTURES:-}" ] && configure+=("-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHITECTURES")
 digits=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
 if [ ! -f "$digits" ] && digits=$(python3 -c 'import os, sklearn

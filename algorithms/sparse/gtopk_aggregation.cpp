@@ -3,18 +3,20 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <numeric>
+#include <span>
 
 #include "kernels/sparse_ops.hpp"
 
 namespace commsgd::algorithms {
 namespace {
 
-// alive[i] &= (entries.indices[i] is in survivors); both sorted by index. A two-pointer walk
-// with no branch on the comparisons, which random indices would mispredict half the time.
-void keep_survivors(const kernels::SparseSet& entries, const kernels::SparseSet& survivors,
-                    std::vector<std::uint8_t>& alive) {
-  const std::uint32_t* e = entries.indices.data();
-  const std::uint32_t* s = survivors.indices.data();
+// alive[i] &= (entries[i] is in survivors); both sorted. A two-pointer walk with no branch on the
+// comparisons, which random indices would mispredict half the time.
+void keep_survivors(std::span<const std::uint32_t> entries,
+                    std::span<const std::uint32_t> survivors, std::vector<std::uint8_t>& alive) {
+  const std::uint32_t* e = entries.data();
+  const std::uint32_t* s = survivors.data();
   const std::size_t n = entries.size(), m = survivors.size();
   std::size_t i = 0, j = 0;
   while (i < n && j < m) {
@@ -27,15 +29,6 @@ void keep_survivors(const kernels::SparseSet& entries, const kernels::SparseSet&
 }
 
 }  // namespace
-
-void GtopkAggregation::merge(bool current_is_lower, std::size_t k) {
-  if (current_is_lower) {
-    kernels::merge_keep_k(current_, other_, k, merged_);
-  } else {
-    kernels::merge_keep_k(other_, current_, k, merged_);
-  }
-  std::swap(current_, merged_);
-}
 
 void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
                                 std::vector<std::uint8_t>& applied) {
@@ -54,35 +47,60 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
     const std::size_t mask_bytes = local.size();
     unpack(std::span(recv_).first(recv_.size() - mask_bytes), current_);
     std::memcpy(applied.data(), recv_.data() + recv_.size() - mask_bytes, mask_bytes);
-  } else {
-    current_ = local;
-    if (has_guest) {
-      comm_.receive(recv_, r + group);
-      unpack(recv_, guest_);
-      guest_alive_.assign(guest_.size(), 1);
-      other_ = guest_;
-      merge(/*current_is_lower=*/true, k);
-      keep_survivors(local, current_, applied);
-      keep_survivors(guest_, current_, guest_alive_);
-    }
-    for (int distance = 1; distance < group; distance *= 2) {
-      const int peer = r ^ distance;
-      pack(current_, send_);
-      comm_.exchange(send_.data(), send_.size(), peer, recv_);
-      unpack(recv_, other_);
-      merge(r < peer, k);
-      // An entry dropped in any round is not in U, even if the index comes back later with
-      // other ranks' values: track survival round by round.
-      keep_survivors(local, current_, applied);
-      if (has_guest) keep_survivors(guest_, current_, guest_alive_);
-    }
-    if (has_guest) {
-      pack(current_, send_);
-      send_.insert(send_.end(), reinterpret_cast<const std::byte*>(guest_alive_.data()),
-                   reinterpret_cast<const std::byte*>(guest_alive_.data() + guest_alive_.size()));
-      comm_.send(send_.data(), send_.size(), r + group);
-    }
+    return;
   }
+
+  // The butterfly starts from this rank's own entries: its selection, or, with a guest, the
+  // merge of both. Each carries its position there as a tag through the merges; an entry
+  // dropped in a round loses it for good, even if its index comes back later with other ranks'
+  // values, so a tag that reaches U marks an entry that survived every round.
+  const kernels::SparseSet* own = &local;
+  if (has_guest) {
+    comm_.receive(recv_, r + group);
+    unpack(recv_, guest_);
+    kernels::merge_keep_k(local, guest_, k, first_);
+    own = &first_;
+  }
+  tags_.resize(own->size());
+  std::iota(tags_.begin(), tags_.end(), 0u);
+  for (int distance = 1; distance < group; distance *= 2) {
+    const int peer = r ^ distance;
+    pack(*own, send_);
+    comm_.exchange(send_.data(), send_.size(), peer, recv_);
+    unpack(recv_, other_);
+    if (untagged_.size() < other_.size()) untagged_.resize(other_.size(), kernels::kUntagged);
+    const auto theirs = std::span(untagged_).first(other_.size());
+    if (r < peer) {  // the lower rank's set first
+      kernels::merge_keep_k(*own, tags_, other_, theirs, k, merged_, merged_tags_);
+    } else {
+      kernels::merge_keep_k(other_, theirs, *own, tags_, k, merged_, merged_tags_);
+    }
+    std::swap(current_, merged_);
+    std::swap(tags_, merged_tags_);
+    own = &current_;
+  }
+  if (own != &current_) current_ = *own;  // one rank alone: U is its own set
+
+  survived_.assign(has_guest ? first_.size() : local.size(), 0);
+  for (const std::uint32_t tag : tags_) {
+    if (tag != kernels::kUntagged) survived_[tag] = 1;
+  }
+  if (!has_guest) {
+    applied = survived_;
+    return;
+  }
+  // With a guest, an entry of either selection survived if its index is among the survivors.
+  survivors_.clear();
+  for (std::size_t i = 0; i < first_.size(); ++i) {
+    if (survived_[i] != 0) survivors_.push_back(first_.indices[i]);
+  }
+  guest_alive_.assign(guest_.size(), 1);
+  keep_survivors(local.indices, survivors_, applied);
+  keep_survivors(guest_.indices, survivors_, guest_alive_);
+  pack(current_, send_);
+  send_.insert(send_.end(), reinterpret_cast<const std::byte*>(guest_alive_.data()),
+               reinterpret_cast<const std::byte*>(guest_alive_.data() + guest_alive_.size()));
+  comm_.send(send_.data(), send_.size(), r + group);
 }
 
 void GtopkAggregation::write_update(kernels::Buffer<float> update) {

@@ -21,14 +21,17 @@ class GtopkAggregation final : public Aggregation {
   void write_update(kernels::Buffer<float> update) override;
 
  private:
-  // Merges `other` into current_ (the lower rank's set first) keeping k, and clears the mask of
-  // every tracked entry that did not survive.
-  void merge(bool current_is_lower, std::size_t k);
-
   comm::Communicator& comm_;
   kernels::SparseSet current_, other_, merged_;
   kernels::SparseSet guest_;  // an extra rank's selection, held by its partner
+  kernels::SparseSet first_;  // with a guest: the merge of both, where the butterfly starts
   std::vector<std::uint8_t> guest_alive_;
+  // Survival: the tags of current_'s entries, of the merge's output, and the partner's (all
+  // kernels::kUntagged); whether each entry of where the butterfly started survived; with a
+  // guest, the indices that did.
+  std::vector<std::uint32_t> tags_, merged_tags_, untagged_;
+  std::vector<std::uint8_t> survived_;
+  std::vector<std::uint32_t> survivors_;
   std::vector<std::byte> send_, recv_;
   kernels::ops::SparseStaging staging_;
 };

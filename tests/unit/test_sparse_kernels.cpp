@@ -548,6 +548,52 @@ TEST(MergeKeepK, SharedIndicesSumAndTiesGoToSmallerIndex) {
   expect_same(out, SparseSet{{2.0f, -3.0f}, {5, 9}});
 }
 
+// gTop-k's survival tracking: one side's entries tagged with their positions, the other's with
+// kUntagged; the kept entries are the untagged merge's, and each carries its own side's tag when
+// that side had the index. Both sides tagged: a shared index gets the AND of the two.
+TEST(MergeKeepK, TagsFollowTheirEntries) {
+  std::mt19937 rng(20);
+  for (const std::uint32_t range : {200'000u, 12'000u}) {
+    const SparseSet a = random_set(rng, 5'000, range, false);
+    const SparseSet b = random_set(rng, 5'000, range, false);
+    std::vector<std::uint32_t> positions(a.size());
+    std::iota(positions.begin(), positions.end(), 0u);
+    const std::vector<std::uint32_t> untagged(b.size(), kUntagged);
+    for (const std::size_t k : {1, 700, 5'000, 9'000}) {
+      SCOPED_TRACE(testing::Message() << "k " << k << " range " << range);
+      SparseSet plain, tagged, swapped;
+      std::vector<std::uint32_t> tags, swapped_tags;
+      merge_keep_k(a, b, k, plain);
+      merge_keep_k(a, positions, b, untagged, k, tagged, tags);
+      expect_same(tagged, plain);
+      ASSERT_EQ(tags.size(), tagged.size());
+      for (std::size_t i = 0; i < tagged.size(); ++i) {
+        const auto at = std::lower_bound(a.indices.begin(), a.indices.end(), tagged.indices[i]);
+        const bool in_a = at != a.indices.end() && *at == tagged.indices[i];
+        EXPECT_EQ(tags[i], in_a ? static_cast<std::uint32_t>(at - a.indices.begin()) : kUntagged)
+            << tagged.indices[i];
+      }
+      merge_keep_k(b, untagged, a, positions, k, swapped, swapped_tags);  // the tagged side second
+      for (std::size_t i = 0; i < swapped.size(); ++i) {
+        const auto at =
+            std::lower_bound(tagged.indices.begin(), tagged.indices.end(), swapped.indices[i]);
+        if (at != tagged.indices.end() && *at == swapped.indices[i]) {
+          EXPECT_EQ(swapped_tags[i], tags[static_cast<std::size_t>(at - tagged.indices.begin())]);
+        }
+      }
+    }
+  }
+  SparseSet out;
+  std::vector<std::uint32_t> tags;
+  merge_keep_k(SparseSet{{1.0f, 2.0f}, {3, 5}}, std::vector<std::uint32_t>{0b1100, 0b0001},
+               SparseSet{{4.0f}, {3}}, std::vector<std::uint32_t>{0b1010}, 2, out, tags);
+  expect_same(out, SparseSet{{5.0f, 2.0f}, {3, 5}});
+  EXPECT_EQ(tags, (std::vector<std::uint32_t>{0b1000, 0b0001}));
+  EXPECT_THROW(merge_keep_k(SparseSet{{1.0f}, {3}}, std::vector<std::uint32_t>{}, SparseSet{},
+                            std::vector<std::uint32_t>{}, 1, out, tags),
+               std::invalid_argument);
+}
+
 TEST(MergeKeepK, RejectsBadInput) {
   SparseSet a{{1.0f, 2.0f}, {5, 3}};
   SparseSet b{{1.0f}, {4}};
