@@ -27,7 +27,7 @@ std::unique_ptr<Topology> topology_of(const AlgorithmConfig& c, const comm::Comm
 }
 
 std::unique_ptr<Algorithm> make_sgp(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Sgp>(comm, topology_of(c, comm));
+  return std::make_unique<Sgp>(comm, topology_of(c, comm), c.barrier_before_communicate);
 }
 
 std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicator& comm) {
@@ -41,7 +41,8 @@ std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicato
 std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
   return std::make_unique<Dpsgd>(
       comm, topology_of(c, comm),
-      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric);
+      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric,
+      c.barrier_before_communicate);
 }
 
 std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
@@ -78,6 +79,7 @@ std::vector<AlgorithmRow>& rows() {
        .family = Family::gossip,
        .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
        .topology = "exponential",
+       .rounds_block_training = true,
        .make = make_sgp},
       {.name = "osgp",
        .family = Family::gossip,
@@ -90,6 +92,7 @@ std::vector<AlgorithmRow>& rows() {
        .summary = "neighbour averaging of the parameters every iteration",
        .topology = "bipartite-exponential",
        .takes_directed_mixing = true,
+       .rounds_block_training = true,
        .make = make_dpsgd},
       {.name = "adpsgd",
        .family = Family::gossip,
@@ -210,11 +213,17 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
     throw refuse("--wire-dtype", Family::dense);
   }
   const bool dense_in_one_piece = row.family == Family::dense && config.bucket_bytes == 0;
-  if (config.barrier_before_communicate && row.family != Family::sparse && !dense_in_one_piece) {
+  if (config.barrier_before_communicate && row.family != Family::sparse && !dense_in_one_piece &&
+      !row.rounds_block_training) {
+    std::string blocking;
+    for (const AlgorithmRow& r : algorithm_table()) {
+      if (r.rounds_block_training) blocking += std::string(", ") + std::string(r.name);
+    }
     throw std::invalid_argument(
-        "--barrier-before-communicate applies to the sparse algorithms and to dense with "
-        "--bucket-mb 0, not --algo " +
-        config.algo + (row.family == Family::dense ? " with buckets" : ""));
+        "--barrier-before-communicate applies to the sparse algorithms, dense with --bucket-mb "
+        "0" +
+        blocking + "; not --algo " + config.algo +
+        (row.family == Family::dense ? " with buckets" : ""));
   }
   return config;
 }

@@ -30,7 +30,9 @@ struct AlgorithmRow {
   std::string_view topology = {};
   bool takes_directed_mixing = false;  // --gossip-mixing directed
   bool takes_overlap = false;          // --osgp-overlap, --max-staleness, --synch-freq
-  AlgorithmFactory make = nullptr;     // given the resolved config
+  // --barrier-before-communicate: a gossip row whose rounds the training thread waits for.
+  bool rounds_block_training = false;
+  AlgorithmFactory make = nullptr;  // given the resolved config
 };
 
 // The algorithms of this build: the built-in rows, then those added with add_algorithm().

@@ -416,10 +416,11 @@ void add_options(CLI::App& app, Options& o) {
       ->check(kNonNegative)
       ->group(rec);
   app.add_flag("--barrier-before-communicate", o.barrier_before_communicate,
-               "Sparse algorithms, and dense with --bucket-mb 0: wait at a barrier for every rank "
-               "before the gradient exchange and record that as wait_s, so that communicate_s is "
-               "the exchange alone, not the wait for the slowest rank (for measurements on "
-               "oversubscribed hosts; costs one barrier per iteration)")
+               "Sparse algorithms, dense with --bucket-mb 0, sgp and dpsgd: wait at a barrier for "
+               "every rank before the exchange (sgp, dpsgd: before the mixing round) and record "
+               "that as wait_s, so that communicate_s is the exchange alone, not the wait for the "
+               "slowest rank (for measurements on oversubscribed hosts, and for the cost model's "
+               "check; costs one barrier per iteration)")
       ->group(rec);
   app.add_option("--network", o.network,
                  "Label of the network, recorded with the run (the job templates' network "

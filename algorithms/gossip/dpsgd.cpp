@@ -4,8 +4,9 @@
 
 namespace commsgd::algorithms {
 
-Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing)
-    : Gossip(comm, std::move(topology)), mixing_(mixing) {
+Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing,
+             bool barrier_before_rounds)
+    : Gossip(comm, std::move(topology), barrier_before_rounds), mixing_(mixing) {
   if (mixing_ == GossipMixing::symmetric && !topology_->symmetric()) {
     throw std::invalid_argument(
         "--algo dpsgd needs a symmetric --topology (bipartite-exponential, ring or complete), "

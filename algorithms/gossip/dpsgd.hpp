@@ -14,7 +14,8 @@ namespace commsgd::algorithms {
 // for all, so the mixing is doubly stochastic and the mean of x over ranks does not move.
 class Dpsgd final : public Gossip {
  public:
-  Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing);
+  Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing,
+        bool barrier_before_rounds = false);
   bool works_in(kernels::Memory) const override { return true; }
   void after_step(Buffer<float> params) override;
 

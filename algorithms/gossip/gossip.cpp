@@ -40,6 +40,11 @@ void exchange_in_slices(comm::Communicator& comm, Buffer<const float> message,
 
 void Gossip::mix_round(Buffer<const float> message, const std::vector<int>& out,
                        const std::vector<int>& in, const SliceArrived& arrived, RoundHead head) {
+  if (barrier_) {
+    const Stopwatch waiting;
+    comm_.barrier();
+    stats_.wait_seconds += waiting.seconds();
+  }
   const TrafficMeter traffic(comm_);
   const Stopwatch watch;
   double mixing = 0;  // what the rank computes with the slices is not communication

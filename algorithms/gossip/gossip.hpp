@@ -47,8 +47,10 @@ enum class GossipMixing { symmetric, directed };
 // gradient), mixing of parameters after the step, and evaluation of the consensus average.
 class Gossip : public Algorithm {
  public:
-  Gossip(comm::Communicator& comm, std::unique_ptr<Topology> topology)
-      : comm_(comm), topology_(std::move(topology)) {}
+  // barrier_before_rounds: mix_round waits at a barrier first (--barrier-before-communicate).
+  Gossip(comm::Communicator& comm, std::unique_ptr<Topology> topology,
+         bool barrier_before_rounds = false)
+      : comm_(comm), topology_(std::move(topology)), barrier_(barrier_before_rounds) {}
 
   void synchronize_gradients(Buffer<float>) override {}
   void begin_evaluation(Buffer<float> params, bool own_model) override;
@@ -62,7 +64,8 @@ class Gossip : public Algorithm {
  protected:
   // exchange_in_slices on the training thread: the whole round is time training waits, and
   // counts as communication too (on a device, with the mixing it enqueued, once the stream has
-  // caught up: the round is waited for before it counts as done).
+  // caught up: the round is waited for before it counts as done). With the barrier, the wait
+  // for the slowest rank before the round is wait alone.
   void mix_round(Buffer<const float> message, const std::vector<int>& out,
                  const std::vector<int>& in, const SliceArrived& arrived, RoundHead head = {});
   // While evaluation has other values in the parameters, the rank's own model waits in a copy:
@@ -79,6 +82,7 @@ class Gossip : public Algorithm {
   std::uint64_t iteration_ = 0;
 
  private:
+  bool barrier_ = false;
   kernels::ops::Storage<float> scratch_;  // mix_round's arriving slices
   std::vector<float> own_model_;          // keep_own_model's copy on the host, during evaluation
   kernels::ops::Storage<float> own_model_on_device_;  // the same for a model on a device

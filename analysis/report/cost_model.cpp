@@ -1,9 +1,13 @@
 #include "analysis/report/cost_model.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
+
+#include "analysis/report/open_mpi_tuned.hpp"
 
 namespace commsgd::report {
 namespace {
@@ -31,10 +35,13 @@ double communication_seconds(const Exchange& e, const Link& link) {
   if (p <= 1) return 0;
   const double d = e.parameters;
   if (e.algo == "dense") {
-    return 2 * link.alpha * (p - 1) * e.buckets + 2.0 * (p - 1) / p * e.wire_bytes * d * link.beta;
+    const double bucket = e.wire_bytes * d / e.buckets;
+    return e.buckets * allreduce_seconds(tuned_allreduce(p, bucket), p, bucket, link);
   }
   if (e.aggregation == "allgather") {
-    return link.alpha * ceil_log2(p) + (p - 1) * kSparseEntryBytes * e.entries * link.beta;
+    // The sizes first (8 bytes a rank, latency alone), then the sets.
+    const double set = kSparseEntryBytes * e.entries;
+    return link.alpha * ceil_log2(p) + allgatherv_seconds(tuned_allgatherv(p, set), p, set, link);
   }
   if (e.aggregation == "gtopk") {
     const int rounds = floor_log2(p) + (std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 2);
@@ -46,6 +53,19 @@ double communication_seconds(const Exchange& e, const Link& link) {
   if (e.algo == "dpsgd") return link.alpha + dpsgd_neighbours(e) * 4 * d * link.beta;
   if (e.algo == "adpsgd") return link.alpha + 4 * d * link.beta;
   throw std::invalid_argument("cost model: no formula for --algo " + e.algo);
+}
+
+std::string priced_as(const Exchange& e) {
+  if (e.workers <= 1) return "";
+  if (e.algo == "dense") {
+    const double bucket = e.wire_bytes * e.parameters / e.buckets;
+    return fmt::format("allreduce {}", name(tuned_allreduce(e.workers, bucket)));
+  }
+  if (e.aggregation == "allgather") {
+    return fmt::format("allgatherv {}",
+                       name(tuned_allgatherv(e.workers, kSparseEntryBytes * e.entries)));
+  }
+  return "";
 }
 
 bool communicates_on_a_thread(const Exchange& e) {

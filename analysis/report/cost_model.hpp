@@ -25,13 +25,19 @@ struct Exchange {
 };
 
 // Seconds one iteration spends communicating, all of it:
-//   dense     ring allreduce per bucket: 2α(P−1)·buckets + 2(P−1)/P·w·d·β
-//   allgather α·⌈log2 P⌉ + (P−1)·8k·β
+//   dense     one allreduce of w·d/buckets bytes per bucket, by the algorithm Open MPI 4.1 runs
+//             for that size and P (open_mpi_tuned.hpp; e.g. a ring: 2α(P−1) + 2(P−1)/P·w·d·β)
+//   allgather the sizes, α·⌈log2 P⌉, then an allgatherv of 8k bytes a rank, by the algorithm
+//             Open MPI runs (e.g. Bruck's: α·⌈log2 P⌉ + (P−1)·8k·β)
 //   gtopk     (α + 8k·β) per round: ⌊log2 P⌋ rounds, 2 more when P is not a power of two
 //   sgp/osgp  α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
 //   dpsgd     α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a ring)
 //   adpsgd    α + 4d·β each way, one pairwise average
 double communication_seconds(const Exchange& e, const Link& link);
+
+// The Open MPI algorithm that communication_seconds priced ("allreduce rabenseifner"), or ""
+// where the algorithm sends point to point itself.
+std::string priced_as(const Exchange& e);
 
 // Whether the algorithm communicates on a thread of its own, beside computation (dense with
 // buckets, osgp, adpsgd): then only part of the communication shows in the iteration time.

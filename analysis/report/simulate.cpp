@@ -166,27 +166,32 @@ std::map<std::string, Link> calibrated_links(const Connection& db) {
 Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
                             std::optional<Link> link) {
   const std::map<std::string, Link> links = calibrated_links(db);
-  Table t{
-      {"run_id", "algo", "model", "workers", "network", "alpha_s", "beta_s_per_byte", "measured_s",
-       "predicted_s", "error", "communication_measured_s", "communication_predicted_s", "note"},
-      {}};
+  Table t{{"run_id", "algo", "model", "workers", "network", "alpha_s", "beta_s_per_byte",
+           "measured_s", "predicted_s", "error", "communication_measured_s",
+           "communication_predicted_s", "communication_error", "note"},
+          {}};
   for (const MeasuredRun& m : measured_runs(db, filters)) {
     std::optional<Link> used = link;
     if (!used && links.contains(m.network)) used = links.at(m.network);
     Row row = {m.id, m.exchange.algo, m.model, std::int64_t{m.exchange.workers}, m.network};
     if (!used) {
-      row.insert(row.end(), {Value{}, Value{}, m.total, Value{}, Value{}, m.exposed(), Value{},
-                             fmt::format("no pingpong alpha-beta for network {} in the bench "
-                                         "table (commsgd-bench pingpong --network {})",
-                                         m.network, m.network)});
+      row.insert(row.end(),
+                 {Value{}, Value{}, m.total, Value{}, Value{}, m.exposed(), Value{}, Value{},
+                  fmt::format("no pingpong alpha-beta for network {} in the bench "
+                              "table (commsgd-bench pingpong --network {})",
+                              m.network, m.network)});
     } else {
       const double predicted = predicted_seconds(m, m.exchange, *used);
-      const std::string note =
-          m.overlapped_by.empty()
-              ? std::string()
-              : fmt::format("overlapped {}: measured beside another run's load", m.overlapped_by);
+      const double communication = predicted - m.not_communicating();
+      std::string note = priced_as(m.exchange);
+      if (!m.overlapped_by.empty()) {
+        note += fmt::format("{}overlapped {}: measured beside another run's load",
+                            note.empty() ? "" : "; ", m.overlapped_by);
+      }
+      const Value communication_error =
+          m.exposed() > 0 ? Value{communication / m.exposed() - 1} : Value{};
       row.insert(row.end(), {used->alpha, used->beta, m.total, predicted, predicted / m.total - 1,
-                             m.exposed(), predicted - m.not_communicating(), note});
+                             m.exposed(), communication, communication_error, note});
     }
     t.rows.push_back(std::move(row));
   }

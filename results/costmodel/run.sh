@@ -6,7 +6,8 @@
 #      with 100mbit and 1gbit links, 60 iterations each;
 #   3. ResNet-20 (batch 32) and VGG-16 (batch 128) at P = 1, dense, topk and gtopk: the time
 #      besides communication (compute, selection) the scaling predictions start from.
-# Writes check.md (predicted against measured seconds per iteration, every run of the sweep),
+# Writes check.md (predicted against measured seconds of communication and per iteration, every
+# run of the sweep),
 # scaling.md (predicted scaling efficiency up to P = 1024 on the papers' 1 GbE), paper.md (the
 # 32-worker 1 GbE predictions beside the gTop-k paper's table) and runs.sqlite into OUT (default:
 # this directory). --quick: 100mbit only, 2 ranks, dense/topk/gtopk, VGG-16 at batch 16.
@@ -41,10 +42,18 @@ for net in "${networks[@]}"; do
     --network "emulated:$net" --db "$db" | grep alpha_s
   for p in "${workers[@]}"; do
     for algo in "${algos[@]}"; do
+      # Every rank starts the exchange together, so that communicate_s is the exchange, not the
+      # wait for the slowest rank: a barrier first, for every algorithm whose exchange blocks
+      # training (dense with its gradient in one allreduce). osgp exchanges on its own thread.
+      case $algo in
+        dense) timing=(--bucket-mb 0 --barrier-before-communicate) ;;
+        osgp) timing=() ;;
+        *) timing=(--barrier-before-communicate) ;;
+      esac
       echo "== $algo, $p ranks, emulated:$net"
       "$root/jobs/local/launch.sh" -n "$p" --network "emulated:$net" -- \
         "$train" --config "$root/configs/digits.toml" --algo "$algo" --mlp-hidden 2048 \
-        --max-steps 60 --log-every 10 --threads 1 --db "$db" --quiet
+        --max-steps 60 --log-every 10 --threads 1 "${timing[@]}" --db "$db" --quiet
     done
   done
 done
@@ -61,8 +70,13 @@ for model in resnet20 vgg16; do
 done
 
 "$report" simulate check -f markdown -w 'network~emulated:%' "$db" | tee "$out/check.md" >/dev/null
+# Against the communication time, by placement: 2 ranks have a core each (the target: within
+# 25%), 4 share the 2 cores (reported, not targeted).
 "$report" simulate check -f csv -w 'network~emulated:%' "$db" |
-  awk -F, 'NR > 1 { e = $10 < 0 ? -$10 : $10; n++; if (e > 0.25) over++; if (e > worst) worst = e }
-           END { printf "%d runs, largest |error| %.3f, %d above 0.25\n", n, worst, over }'
+  awk -F, 'NR > 1 && $13 != "" {
+             e = $13 < 0 ? -$13 : $13; w = $4 <= 2 ? "one rank per core" : "oversubscribed"
+             n[w]++; if (e > 0.25) over[w]++; if (e > worst[w]) worst[w] = e }
+           END { for (w in n) printf "%s: %d runs, largest |communication error| %.3f, %d above 0.25\n",
+                                     w, n[w], worst[w], over[w] }'
 "$report" simulate scaling -f markdown --max-workers 1024 "$db" | tee "$out/scaling.md"
 "$report" simulate paper -f markdown "$db" | tee "$out/paper.md"

@@ -70,13 +70,53 @@ TEST_P(BarrierBeforeCommunicate, TheWaitForTheSlowestRankIsWaitNotCommunication)
 INSTANTIATE_TEST_SUITE_P(Algorithms, BarrierBeforeCommunicate,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank"));
 
-TEST(BarrierBeforeCommunicate, DenseWithBucketsRejectsIt) {
+// sgp and dpsgd mix the parameters after the step, in a round the training thread waits for: all
+// of it is wait, and without the barrier the wait for the slowest rank is communication too.
+Measured mix_once(const std::string& algo, bool barrier) {
+  comm::MpiCommunicator comm;
+  AlgorithmConfig config;
+  config.algo = algo;
+  config.topology = "ring";  // any P; dpsgd's default pairs the ranks
+  config.barrier_before_communicate = barrier;
+  const std::unique_ptr<Algorithm> algorithm = make_algorithm(config, comm);
+  Measured m;
+  m.rank = comm.rank();
+  m.grads.assign(kEntries, static_cast<float>(comm.rank() + 1));  // the parameters here
+  comm.barrier();
+  arrive(comm.rank());
+  algorithm->before_step(m.grads);
+  algorithm->after_step(m.grads);
+  m.stats = algorithm->stats();
+  return m;
+}
+
+class BarrierBeforeGossip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BarrierBeforeGossip, TheWaitForTheSlowestRankIsNotCommunication) {
+  const Measured without = mix_once(GetParam(), false);
+  const Measured with = mix_once(GetParam(), true);
+  EXPECT_EQ(with.grads, without.grads);
+  EXPECT_EQ(with.stats.bytes_sent, without.stats.bytes_sent);
+  EXPECT_EQ(without.stats.wait_seconds, without.stats.communicate_seconds);
+  if (with.rank == 0) return;  // the late rank itself waits for no one
+  EXPECT_GT(without.stats.communicate_seconds, kLateSeconds / 2);
+  EXPECT_GT(with.stats.wait_seconds, kLateSeconds / 2);
+  EXPECT_LT(with.stats.communicate_seconds, kLateSeconds / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, BarrierBeforeGossip, ::testing::Values("sgp", "dpsgd"));
+
+// Where communication runs on a thread of its own, there is no exchange on the training thread
+// to wait before.
+TEST(BarrierBeforeCommunicate, DenseWithBucketsOsgpAndAdpsgdRejectIt) {
   comm::MpiCommunicator comm;
   AlgorithmConfig config;
   config.barrier_before_communicate = true;
   EXPECT_THROW(make_algorithm(config, comm), std::invalid_argument);
-  config.algo = "sgp";
-  EXPECT_THROW(make_algorithm(config, comm), std::invalid_argument);
+  for (const char* algo : {"osgp", "adpsgd"}) {
+    config.algo = algo;
+    EXPECT_THROW(make_algorithm(config, comm), std::invalid_argument) << algo;
+  }
 }
 
 }  // namespace

@@ -151,8 +151,8 @@ TEST(ReportOnTrainerRuns, ScalingEfficiencyIsThroughputOverWorkersTimesOneWorker
 }
 
 // The cost model keeps each run's time besides communication as measured and predicts the
-// communication: checked here for the sparse runs by the formulas of docs/design.md ("Sparse
-// family"), by hand.
+// communication: checked here for the sparse runs by the formulas of docs/design.md ("Cost
+// model"), by hand, with the allgatherv algorithm Open MPI 4.1 runs for the run's set size.
 TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
   const double alpha = 1e-3, beta = 1e-8;
   const json rows = report_json({"simulate", "check", "--alpha", "1e-3", "--beta", "1e-8", db()});
@@ -172,7 +172,16 @@ TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
     const int p = m["workers"];
     double communication = -1;
     if (m["algo"] == "topk" || m["algo"] == "gaussiank") {
-      communication = alpha * (p == 4 ? 2 : 1) + (p - 1) * 8 * k * beta;
+      const double set = 8 * k, sizes = alpha * (p == 4 ? 2 : 1);
+      if (p == 2) {  // below 2 kB a set: the ring, one step
+        ASSERT_LT(set, 2048) << key(m["algo"], p);
+        communication = sizes + alpha + set * beta;
+      } else if (set < 256) {  // P = 4: gather into rank 0, then a binomial broadcast of all four
+        communication = sizes + 3 * (alpha + set * beta) + 2 * (alpha + 4 * set * beta);
+      } else {  // P = 4, up to 4 kB a set: neighbour exchange, two steps
+        ASSERT_LT(set, 4096) << key(m["algo"], p);
+        communication = sizes + 2 * alpha + 3 * set * beta;
+      }
     } else if (m["algo"] == "gtopk") {
       communication = 2 * (alpha + 8 * k * beta);  // P = 4: two rounds
     } else {
@@ -186,7 +195,11 @@ TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
   EXPECT_EQ(checked, 4);
 }
 
-TEST(ReportOnTrainerRuns, SimulateScalingIsOneForOneDenseWorkerAndFallsWithP) {
+// Efficiency is at most one. gTop-k's falls with P, each doubling adding a round. The others
+// need not: Open MPI switches algorithms at fixed thresholds of P (Top-k's small allgatherv
+// gathers into one rank and broadcasts up to 127 ranks, and runs Bruck's algorithm from 128 on),
+// so a larger P can be priced cheaper.
+TEST(ReportOnTrainerRuns, SimulateScalingIsOneForOneDenseWorkerAndAtMostOne) {
   const auto rows = by(report_json({"simulate", "scaling", "--max-workers", "1024", db()}), "algo");
   ASSERT_EQ(rows.size(), 4u);  // dense, gaussiank, gtopk, topk
   expect_close(rows.at("dense")["P=1"], 1.0, "dense P=1");
@@ -194,7 +207,11 @@ TEST(ReportOnTrainerRuns, SimulateScalingIsOneForOneDenseWorkerAndFallsWithP) {
     double previous = 2;
     for (int p = 1; p <= 1024; p *= 2) {
       const double efficiency = row.at("P=" + std::to_string(p));
-      EXPECT_LE(efficiency, previous) << algo << " P=" << p;
+      EXPECT_GT(efficiency, 0) << algo << " P=" << p;
+      EXPECT_LE(efficiency, 1 + 1e-12) << algo << " P=" << p;
+      if (algo == "gtopk") {
+        EXPECT_LE(efficiency, previous) << algo << " P=" << p;
+      }
       previous = efficiency;
     }
   }

@@ -1,6 +1,7 @@
-#include "analysis/report/cost_model.hpp"
-
 #include <gtest/gtest.h>
+
+#include "analysis/report/cost_model.hpp"
+#include "analysis/report/open_mpi_tuned.hpp"
 
 namespace commsgd::report {
 namespace {
@@ -18,15 +19,22 @@ Exchange exchange(const std::string& algo, const std::string& aggregation, int w
 }
 
 TEST(CostModel, FormulasOfDesignMd) {
-  // Ring allreduce, P = 4: 2α(P−1) + 2(P−1)/P·4d·β = 6 ms + 6 ms.
-  EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 4), kLink), 0.012);
-  // fp16 on the wire halves the bandwidth term; 3 buckets pay the latency three times.
+  // Dense, P = 4, 4000 bytes: Open MPI runs recursive doubling, log2 4 = 2 exchanges of the
+  // whole vector, 2·(α + 4000β) = 2·(1 + 4) ms.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 4), kLink), 0.010);
+  EXPECT_EQ(priced_as(exchange("dense", "", 4)), "allreduce recursive_doubling");
+  // fp16 on the wire halves the bytes; 3 buckets are 3 allreduces of a third each.
   Exchange half = exchange("dense", "", 4);
   half.wire_bytes = 2;
   half.buckets = 3;
-  EXPECT_DOUBLE_EQ(communication_seconds(half, kLink), 0.018 + 0.003);
-  // Allgather, P = 5: α·⌈log2 5⌉ + (P−1)·8k·β = 3 ms + 0.32 ms.
-  EXPECT_DOUBLE_EQ(communication_seconds(exchange("topk", "allgather", 5), kLink), 0.00332);
+  EXPECT_DOUBLE_EQ(communication_seconds(half, kLink), 3 * 2 * (0.001 + 2000.0 / 3 * 1e-6));
+  // Allgather, P = 5, 80 bytes a rank: the sizes (α·⌈log2 5⌉ = 3 ms), then Open MPI's
+  // gather-and-broadcast: 4 blocks into rank 0 (4 ms + 0.32 ms), a binomial broadcast of all five
+  // (3·(1 + 0.4) ms).
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("topk", "allgather", 5), kLink),
+                   0.003 + 0.00432 + 0.0042);
+  EXPECT_EQ(priced_as(exchange("topk", "allgather", 5)), "allgatherv gather_broadcast");
+  EXPECT_EQ(priced_as(exchange("sgp", "", 5)), "");
   // gTop-k: ⌊log2 P⌋ rounds of (α + 8kβ), two more when P is not a power of two.
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 8), kLink), 3 * 0.00108);
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 6), kLink), 4 * 0.00108);
@@ -58,6 +66,53 @@ TEST(CostModel, OnlyWhatOutlastsTheOverlappedComputationIsExposed) {
   last.buckets = 1;
   last.parameters = 250;
   EXPECT_DOUBLE_EQ(exposed_seconds(dense, kLink, 1.0, 1.0), communication_seconds(last, kLink));
+}
+
+// The fixed decision rules of Open MPI 4.1.4's coll/tuned (coll_tuned_decision_fixed.c), at the
+// sizes commsgd's runs have: the digits MLP's 614 kB gradient at P = 2 and 4, VGG-16's 59 MB at the
+// papers' 32 workers, Top-k's sets of 1 232 and 200 000 bytes.
+TEST(OpenMpiTuned, PicksWhatOpenMpi41Picks) {
+  using R = AllreduceAlgorithm;
+  EXPECT_EQ(tuned_allreduce(2, 614440), R::rabenseifner);
+  EXPECT_EQ(tuned_allreduce(2, 1000), R::recursive_doubling);
+  EXPECT_EQ(tuned_allreduce(2, 100000), R::ring);  // "segmented ring" with no segment size
+  EXPECT_EQ(tuned_allreduce(4, 4000), R::recursive_doubling);
+  EXPECT_EQ(tuned_allreduce(4, 614440), R::rabenseifner);
+  EXPECT_EQ(tuned_allreduce(32, 59e6), R::rabenseifner);
+  EXPECT_EQ(tuned_allreduce(200, 100000), R::nonoverlapping);
+  using G = AllgathervAlgorithm;
+  EXPECT_EQ(tuned_allgatherv(2, 1232), G::ring);
+  EXPECT_EQ(tuned_allgatherv(2, 200000), G::two_procs);
+  EXPECT_EQ(tuned_allgatherv(4, 1232), G::neighbor_exchange);
+  EXPECT_EQ(tuned_allgatherv(4, 200000), G::bruck);
+  EXPECT_EQ(tuned_allgatherv(16, 200000), G::bruck);
+  EXPECT_EQ(tuned_allgatherv(16, 300000), G::ring);
+  EXPECT_EQ(tuned_allgatherv(32, 200000), G::ring);
+  EXPECT_EQ(tuned_allgatherv(2048, 200000), G::neighbor_exchange);
+}
+
+TEST(OpenMpiTuned, EachAlgorithmIsPricedByItsSteps) {
+  using R = AllreduceAlgorithm;
+  const double n = 4000;  // 4 ms at β
+  // Ring, P = 4: 2(P−1) = 6 messages, 2(P−1)/P·n = 1.5n bytes.
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::ring, 4, n, kLink), 0.006 + 0.006);
+  // Rabenseifner, P = 4: 2·log2 4 = 4 messages, the ring's bytes.
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::rabenseifner, 4, n, kLink), 0.004 + 0.006);
+  // P = 6: the two ranks beyond 4 hand over the vector and get it back, two whole-vector steps.
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::rabenseifner, 6, n, kLink), 0.010 + 2 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::recursive_doubling, 6, n, kLink), 2 * 0.005 + 2 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::basic_linear, 3, n, kLink), 4 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::nonoverlapping, 5, n, kLink), 6 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::ring, 1, n, kLink), 0.0);
+  using G = AllgathervAlgorithm;
+  const double m = 80;  // 0.08 ms a block
+  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::bruck, 5, m, kLink), 0.003 + 0.00032);
+  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::ring, 5, m, kLink), 0.004 + 0.00032);
+  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::neighbor_exchange, 6, m, kLink), 0.003 + 0.0004);
+  // Open MPI runs the ring for an odd number of ranks.
+  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::neighbor_exchange, 5, m, kLink),
+                   allgatherv_seconds(G::ring, 5, m, kLink));
+  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::two_procs, 2, m, kLink), 0.001 + 0.00008);
 }
 
 }  // namespace
