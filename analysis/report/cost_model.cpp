@@ -30,6 +30,16 @@ int dpsgd_neighbours(const Exchange& e) {
 
 }  // namespace
 
+double Link::message_seconds(double bytes) const {
+  if (measured.empty() || bytes > measured.back().first) return alpha + beta * bytes;
+  if (bytes <= measured.front().first) return measured.front().second;
+  const auto above = std::lower_bound(measured.begin(), measured.end(), bytes,
+                                      [](const auto& point, double b) { return point.first < b; });
+  const auto below = above - 1;
+  const double share = (bytes - below->first) / (above->first - below->first);
+  return below->second + share * (above->second - below->second);
+}
+
 double communication_seconds(const Exchange& e, const Link& link) {
   const int p = e.workers;
   if (p <= 1) return 0;
@@ -41,17 +51,19 @@ double communication_seconds(const Exchange& e, const Link& link) {
   if (e.aggregation == "allgather") {
     // The sizes first (8 bytes a rank, latency alone), then the sets.
     const double set = kSparseEntryBytes * e.entries;
-    return link.alpha * ceil_log2(p) + allgatherv_seconds(tuned_allgatherv(p, set), p, set, link);
+    return ceil_log2(p) * link.message_seconds(8) +
+           allgatherv_seconds(tuned_allgatherv(p, set), p, set, link);
   }
   if (e.aggregation == "gtopk") {
     const int rounds = floor_log2(p) + (std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 2);
-    return rounds * (link.alpha + kSparseEntryBytes * e.entries * link.beta);
+    return rounds * link.message_seconds(kSparseEntryBytes * e.entries);
   }
+  // The gossip rows send their messages of a round at once: one latency for all of them.
   if (e.algo == "sgp" || e.algo == "osgp") {
-    return link.alpha + e.peers_per_iter * 4 * (d + 1) * link.beta;
+    return link.message_seconds(e.peers_per_iter * 4 * (d + 1));
   }
-  if (e.algo == "dpsgd") return link.alpha + dpsgd_neighbours(e) * 4 * d * link.beta;
-  if (e.algo == "adpsgd") return link.alpha + 4 * d * link.beta;
+  if (e.algo == "dpsgd") return link.message_seconds(dpsgd_neighbours(e) * 4 * d);
+  if (e.algo == "adpsgd") return link.message_seconds(4 * d);
   throw std::invalid_argument("cost model: no formula for --algo " + e.algo);
 }
 

@@ -3,12 +3,22 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace commsgd::report {
 
 struct Link {
   double alpha = 0;  // s
   double beta = 0;   // s/byte
+  // The calibration's measured time of one exchange by size, (bytes, s) with bytes ascending,
+  // or empty. A shaped link passes a message up to its token-bucket burst at full speed, which
+  // no straight line prices: within the measured sizes a message costs what was measured there.
+  std::vector<std::pair<double, double>> measured;
+
+  // Seconds for one message of `bytes`: interpolated in `measured` between its two nearest
+  // sizes, its first time below them; α + β·bytes beyond them, or without them.
+  double message_seconds(double bytes) const;
 };
 
 // What decides an iteration's communication.

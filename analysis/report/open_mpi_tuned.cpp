@@ -1,5 +1,6 @@
 #include "analysis/report/open_mpi_tuned.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <initializer_list>
 #include <utility>
@@ -124,25 +125,25 @@ AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank) {
 
 double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, const Link& link) {
   if (p <= 1) return 0;
-  const auto steps = [&](double count, double bytes) {
-    return count * (link.alpha + bytes * link.beta);
-  };
+  const auto message = [&](double bytes) { return link.message_seconds(bytes); };
   const bool power_of_two = std::has_single_bit(static_cast<unsigned>(p));
   // Ranks beyond the largest power of two first hand their vector to a partner and get the
   // result back at the end: two more steps of the whole vector.
-  const double fold = power_of_two ? 0 : steps(2, n);
+  const double fold = power_of_two ? 0 : 2 * message(n);
   switch (algorithm) {
     case AllreduceAlgorithm::basic_linear:
-      return steps(2.0 * (p - 1), n);  // rank 0 receives, then sends, one vector per rank
+      return 2.0 * (p - 1) * message(n);  // rank 0 receives, then sends, one vector per rank
     case AllreduceAlgorithm::nonoverlapping:
-      return steps(2.0 * ceil_log2(p), n);
+      return 2.0 * ceil_log2(p) * message(n);
     case AllreduceAlgorithm::recursive_doubling:
-      return steps(floor_log2(p), n) + fold;
+      return floor_log2(p) * message(n) + fold;
     case AllreduceAlgorithm::ring:
-      return 2.0 * (p - 1) * link.alpha + 2.0 * (p - 1) / p * n * link.beta;
+      return 2.0 * (p - 1) * message(n / p);
     case AllreduceAlgorithm::rabenseifner: {
-      const int q = 1 << floor_log2(p);
-      return 2.0 * floor_log2(p) * link.alpha + 2.0 * (q - 1) / q * n * link.beta + fold;
+      // Halving exchanges n/2, n/4, ... down to n/q; doubling the same back up.
+      double seconds = fold;
+      for (int step = 1; step <= floor_log2(p); ++step) seconds += 2 * message(n / (1 << step));
+      return seconds;
     }
   }
   return 0;
@@ -150,20 +151,24 @@ double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, const Li
 
 double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, const Link& link) {
   if (p <= 1) return 0;
-  const double all_but_one = (p - 1) * m * link.beta;
+  const auto message = [&](double bytes) { return link.message_seconds(bytes); };
   switch (algorithm) {
     case AllgathervAlgorithm::gather_broadcast:
       // rank 0 receives p − 1 blocks, then broadcasts all p along a binomial tree
-      return (p - 1) * link.alpha + all_but_one + ceil_log2(p) * (link.alpha + p * m * link.beta);
-    case AllgathervAlgorithm::bruck:
-      return ceil_log2(p) * link.alpha + all_but_one;
+      return (p - 1) * message(m) + ceil_log2(p) * message(p * m);
+    case AllgathervAlgorithm::bruck: {
+      // step i passes on the 2^i blocks gathered so far (the last one what is still missing)
+      double seconds = 0;
+      for (int have = 1; have < p; have *= 2) seconds += message(std::min(have, p - have) * m);
+      return seconds;
+    }
     case AllgathervAlgorithm::ring:
-      return (p - 1) * link.alpha + all_but_one;
+      return (p - 1) * message(m);
     case AllgathervAlgorithm::neighbor_exchange:
-      if (p % 2 != 0) return (p - 1) * link.alpha + all_but_one;  // Open MPI runs the ring
-      return p / 2 * link.alpha + all_but_one;
+      if (p % 2 != 0) return (p - 1) * message(m);  // Open MPI runs the ring
+      return message(m) + (p / 2 - 1) * message(2 * m);  // one block, then two a step
     case AllgathervAlgorithm::two_procs:
-      return link.alpha + all_but_one;
+      return message(m);
   }
   return 0;
 }

@@ -34,8 +34,8 @@ AllreduceAlgorithm tuned_allreduce(int ranks, double bytes);
 // ... for an allgatherv of `bytes_per_rank` on average from each of `ranks` ranks.
 AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank);
 
-// Seconds for the algorithm on a link of α per message and β per byte, every rank's link alike:
-// the steps of the critical path, each α plus its bytes.
+// Seconds for the algorithm on `link`, every rank's link alike: the steps of the critical path,
+// each priced as one message of its size (Link::message_seconds; α + β·bytes on a plain link).
 double allreduce_seconds(AllreduceAlgorithm algorithm, int ranks, double bytes, const Link& link);
 double allgatherv_seconds(AllgathervAlgorithm algorithm, int ranks, double bytes_per_rank,
                           const Link& link);

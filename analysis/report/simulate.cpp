@@ -148,13 +148,25 @@ double predicted_at(const ModelProfile& model, const AlgorithmProfile& algorithm
 
 std::map<std::string, Link> calibrated_links(const Connection& db) {
   const Table t = db.query(R"sql(
-    SELECT json_extract(params, '$.network'), name, value FROM bench
-    WHERE suite = 'pingpong' AND name IN ('alpha', 'beta', 'exchange_alpha', 'exchange_beta')
+    SELECT json_extract(params, '$.network'), name, value, json_extract(params, '$.bytes')
+    FROM bench
+    WHERE suite = 'pingpong'
+      AND name IN ('alpha', 'beta', 'exchange_alpha', 'exchange_beta', 'exchange_seconds')
     ORDER BY created_at, id)sql");
   std::map<std::string, Link> one_way, exchange;
   for (const Row& row : t.rows) {
     const std::string name = text_of(row[1]);
-    Link& link = (name.starts_with("exchange_") ? exchange : one_way)[text_of(row[0])];
+    const std::string network = text_of(row[0]);
+    if (name == "exchange_seconds") {
+      // A calibration records its sizes in ascending order: a size not above the last one
+      // starts the next calibration, which replaces the curve.
+      auto& curve = exchange[network].measured;
+      const double bytes = as_double(row[3]);
+      if (!curve.empty() && bytes <= curve.back().first) curve.clear();
+      curve.emplace_back(bytes, as_double(row[2]));
+      continue;
+    }
+    Link& link = (name.starts_with("exchange_") ? exchange : one_way)[network];
     (name.ends_with("alpha") ? link.alpha : link.beta) = as_double(row[2]);
   }
   for (const auto& [network, link] : exchange) {

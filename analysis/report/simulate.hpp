@@ -16,10 +16,11 @@
 namespace commsgd::report {
 
 // The 1 GbE link the gTop-k paper measured (docs/design.md, "Reference numbers").
-constexpr Link kPaperGigabitEthernet{0.436e-3, 9e-9};
+inline const Link kPaperGigabitEthernet{.alpha = 0.436e-3, .beta = 9e-9, .measured = {}};
 
 // The newest α-β fit commsgd-bench pingpong recorded for each network: the exchange fit (both
-// directions at once, as in every collective) where there is one, else the one-way fit.
+// directions at once, as in every collective) with the exchange's measured time by size where
+// there is one, else the one-way fit.
 std::map<std::string, Link> calibrated_links(const Connection& db);
 
 // One row per selected run: measured and predicted seconds per iteration and the relative error

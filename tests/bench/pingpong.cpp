@@ -1,7 +1,8 @@
 // pingpong: point-to-point time of a message between ranks 0 and 1 over a range of sizes, one way
 // and exchanged both ways at once, and the α-β model t(n) = α + β·n fitted to each. α and β per
-// network are what the cost model of the sparse algorithms needs; 1/β is the link's bandwidth. Run
-// under mpirun with the two ranks on the two hosts to measure (other ranks wait).
+// network are what the cost model needs (1/β is the link's bandwidth), and the exchange's time at
+// each size, by which it prices messages within the measured sizes. Run under mpirun with the two
+// ranks on the two hosts to measure (other ranks wait).
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -135,6 +136,12 @@ void run(const Settings& s) {
       bench_row("pingpong", "exchange_alpha", params, exchange_alpha, "s"),
       bench_row("pingpong", "exchange_beta", params, exchange_beta, "s/byte"),
       bench_row("pingpong", "largest_message_bandwidth", params, largest_mbit, "Mbit/s")};
+  // Each exchange's time too: the cost model prices a message within these sizes by them.
+  for (const Sample& x : both_ways) {
+    nlohmann::json sized = params;
+    sized["bytes"] = x.bytes;
+    rows.push_back(bench_row("pingpong", "exchange_seconds", sized, x.one_way_seconds, "s"));
+  }
   record_bench(s.db, rows);
 }
 

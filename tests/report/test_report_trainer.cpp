@@ -172,7 +172,7 @@ TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
     const int p = m["workers"];
     double communication = -1;
     if (m["algo"] == "topk" || m["algo"] == "gaussiank") {
-      const double set = 8 * k, sizes = alpha * (p == 4 ? 2 : 1);
+      const double set = 8 * k, sizes = (alpha + 8 * beta) * (p == 4 ? 2 : 1);
       if (p == 2) {  // below 2 kB a set: the ring, one step
         ASSERT_LT(set, 2048) << key(m["algo"], p);
         communication = sizes + alpha + set * beta;

@@ -6,7 +6,9 @@
 namespace commsgd::report {
 namespace {
 
-constexpr Link kLink{1e-3, 1e-6};  // 1 ms a message, 1 MB/s: every term is easy to add up
+const Link kLink{.alpha = 1e-3,
+                 .beta = 1e-6,
+                 .measured = {}};  // 1 ms a message, 1 MB/s: every term is easy to add up
 
 Exchange exchange(const std::string& algo, const std::string& aggregation, int workers) {
   Exchange e;
@@ -28,11 +30,11 @@ TEST(CostModel, FormulasOfDesignMd) {
   half.wire_bytes = 2;
   half.buckets = 3;
   EXPECT_DOUBLE_EQ(communication_seconds(half, kLink), 3 * 2 * (0.001 + 2000.0 / 3 * 1e-6));
-  // Allgather, P = 5, 80 bytes a rank: the sizes (α·⌈log2 5⌉ = 3 ms), then Open MPI's
-  // gather-and-broadcast: 4 blocks into rank 0 (4 ms + 0.32 ms), a binomial broadcast of all five
-  // (3·(1 + 0.4) ms).
+  // Allgather, P = 5, 80 bytes a rank: the sizes (⌈log2 5⌉ = 3 messages of 8 bytes), then Open
+  // MPI's gather-and-broadcast: 4 blocks into rank 0 (4 ms + 0.32 ms), a binomial broadcast of all
+  // five (3·(1 + 0.4) ms).
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("topk", "allgather", 5), kLink),
-                   0.003 + 0.00432 + 0.0042);
+                   3 * (0.001 + 8e-6) + 0.00432 + 0.0042);
   EXPECT_EQ(priced_as(exchange("topk", "allgather", 5)), "allgatherv gather_broadcast");
   EXPECT_EQ(priced_as(exchange("sgp", "", 5)), "");
   // gTop-k: ⌊log2 P⌋ rounds of (α + 8kβ), two more when P is not a power of two.
@@ -113,6 +115,25 @@ TEST(OpenMpiTuned, EachAlgorithmIsPricedByItsSteps) {
   EXPECT_DOUBLE_EQ(allgatherv_seconds(G::neighbor_exchange, 5, m, kLink),
                    allgatherv_seconds(G::ring, 5, m, kLink));
   EXPECT_DOUBLE_EQ(allgatherv_seconds(G::two_procs, 2, m, kLink), 0.001 + 0.00008);
+}
+
+// A calibrated link prices a message within the measured sizes by the measurements: a shaped
+// link's burst passes small messages far faster than its fitted line says.
+TEST(CostModel, MeasuredSizesArePricedByTheirMeasurement) {
+  Link link = kLink;
+  link.measured = {{1000, 0.0002}, {2000, 0.0004}, {8000, 0.0070}};
+  EXPECT_DOUBLE_EQ(link.message_seconds(500), 0.0002);   // below: the smallest one's time
+  EXPECT_DOUBLE_EQ(link.message_seconds(1500), 0.0003);  // between two: a straight line
+  EXPECT_DOUBLE_EQ(link.message_seconds(5000), 0.0037);
+  EXPECT_DOUBLE_EQ(link.message_seconds(8000), 0.0070);
+  EXPECT_DOUBLE_EQ(link.message_seconds(10000), 0.001 + 0.01);  // beyond: α + β·bytes
+  EXPECT_DOUBLE_EQ(kLink.message_seconds(1500), 0.001 + 0.0015);
+  // gTop-k at P = 2, 10 entries of 8 bytes: one message of 80 bytes, below the measured sizes.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 2), link), 0.0002);
+  // Ring allreduce of 4000 bytes at P = 2 (Open MPI: recursive doubling below 4 kB): one
+  // exchange of the whole vector, 4000 bytes, measured between 2000 and 8000.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 2), link),
+                   0.0004 + 2000.0 / 6000 * 0.0066);
 }
 
 }  // namespace
