@@ -35,8 +35,9 @@ void check_fits(const SparseSet& s, std::size_t d, const char* who) {
 constexpr std::size_t kOrderBlock = 16;
 std::uint32_t descents_in_block(const std::uint32_t* __restrict p) {
   std::uint32_t descents = 0;
-  for (std::size_t j = 0; j < kOrderBlock; ++j)
+  for (std::size_t j = 0; j < kOrderBlock; ++j) {
     descents |= static_cast<std::uint32_t>(p[j] <= p[j - 1]);
+  }
   return descents;
 }
 bool strictly_increasing(const SparseSet& s) {

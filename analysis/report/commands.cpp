@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cmath>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
 
 #include "analysis/record/run_database.hpp"
 #include "analysis/report/database.hpp"
@@ -200,6 +203,37 @@ void add_simulate(CLI::App& app) {
   struct Options : ReportOptions {
     LinkOptions link;
     int max_workers = 1024;
+    std::vector<std::string> compute_ms;  // MODEL=MILLISECONDS
+
+    // Throws InputError for an entry that is not MODEL=MILLISECONDS with a positive, finite time.
+    ComputeTimes compute() const {
+      ComputeTimes seconds;
+      for (const std::string& entry : compute_ms) {
+        const std::size_t equals = entry.find('=');
+        const std::string model = entry.substr(0, equals);
+        double ms = 0;
+        std::size_t used = 0;
+        try {
+          if (equals != std::string::npos) ms = std::stod(entry.substr(equals + 1), &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (equals == std::string::npos || model.empty() || used == 0 ||
+            used != entry.size() - equals - 1 || !std::isfinite(ms) || ms <= 0) {
+          throw InputError(
+              fmt::format("--compute-ms {}: expected MODEL=MILLISECONDS, a positive time", entry));
+        }
+        seconds[model] = ms / 1e3;
+      }
+      return seconds;
+    }
+    void add_compute_option(CLI::App* cmd) {
+      cmd->add_option("--compute-ms", compute_ms,
+                      "MODEL=MILLISECONDS (repeatable): the model's iteration time besides "
+                      "communication, e.g. measured on a GPU, instead of its selected dense runs' "
+                      "(selection time stays as measured)")
+          ->allow_extra_args(false);
+    }
   };
   const auto add_kind = [simulate](const std::string& name, const std::string& help, bool link_of) {
     auto o = std::make_shared<Options>();
@@ -226,10 +260,11 @@ void add_simulate(CLI::App& app) {
   scaling->add_option("--max-workers", s->max_workers, "Largest P")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
+  s->add_compute_option(scaling);
   scaling->callback([s] {
     const Connection db = s->open();
     const Link link = s->link.given(db).value_or(kPaperGigabitEthernet);
-    print(simulate_scaling_report(db, s->filters(), link, s->max_workers), s->format);
+    print(simulate_scaling_report(db, s->filters(), link, s->max_workers, s->compute()), s->format);
   });
 
   auto [paper, p] = add_kind("paper",
@@ -237,10 +272,11 @@ void add_simulate(CLI::App& app) {
                              "beside the gTop-k paper's 1 GbE table, with the difference (compute "
                              "as measured in the selected runs)",
                              true);
+  p->add_compute_option(paper);
   paper->callback([p] {
     const Connection db = p->open();
     const Link link = p->link.given(db).value_or(kPaperGigabitEthernet);
-    print(simulate_paper_report(db, p->filters(), link), p->format);
+    print(simulate_paper_report(db, p->filters(), link, p->compute()), p->format);
   });
 }
 

@@ -132,6 +132,21 @@ std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& run
   return out;
 }
 
+// The profiles of the selected runs, with the computation of the models in `compute` replaced.
+std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& runs,
+                                             const ComputeTimes& compute) {
+  std::map<std::string, ModelProfile> out = profiles(runs);
+  for (const auto& [model, seconds] : compute) {
+    const auto profile = out.find(model);
+    if (profile == out.end() || !profile->second.algorithms.contains("dense")) {
+      throw InputError(
+          fmt::format("--compute-ms {}: no dense run of model {} selected", model, model));
+    }
+    profile->second.computing = seconds;
+  }
+  return out;
+}
+
 // The predicted time of an algorithm at P workers: the model's computation, the algorithm's
 // selection, and the communication it waits for.
 double predicted_at(const ModelProfile& model, const AlgorithmProfile& algorithm, int workers,
@@ -211,10 +226,10 @@ Table simulate_check_report(const Connection& db, const std::vector<Filter>& fil
 }
 
 Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& filters,
-                              const Link& link, int max_workers) {
+                              const Link& link, int max_workers, const ComputeTimes& compute) {
   Table t{{"model", "algo", "runs", "compute_s", "select_s"}, {}};
   for (int p = 1; p <= max_workers; p *= 2) t.columns.push_back(fmt::format("P={}", p));
-  for (const auto& [model, profile] : profiles(measured_runs(db, filters))) {
+  for (const auto& [model, profile] : profiles(measured_runs(db, filters), compute)) {
     if (!profile.algorithms.contains("dense")) continue;  // the computation and the baseline
     for (const auto& [algo, algorithm] : profile.algorithms) {
       Row row = {model, algo, std::int64_t{algorithm.runs}, profile.computing, algorithm.select};
@@ -232,7 +247,7 @@ Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& f
 }
 
 Table simulate_paper_report(const Connection& db, const std::vector<Filter>& filters,
-                            const Link& link) {
+                            const Link& link, const ComputeTimes& compute) {
   struct PaperRow {
     const char* model;
     const char* algo;
@@ -243,7 +258,7 @@ Table simulate_paper_report(const Connection& db, const std::vector<Filter>& fil
       {"vgg16", "dense", 0.0096},   {"vgg16", "topk", 0.0478},   {"vgg16", "gtopk", 0.0935},
       {"resnet20", "dense", 0.313}, {"resnet20", "topk", 0.756}, {"resnet20", "gtopk", 0.857},
   };
-  const auto measured = profiles(measured_runs(db, filters));
+  const auto measured = profiles(measured_runs(db, filters), compute);
   Table t{{"model", "algo", "workers", "paper", "predicted", "difference", "compute_s", "select_s",
            "note"},
           {}};
@@ -261,8 +276,11 @@ Table simulate_paper_report(const Connection& db, const std::vector<Filter>& fil
       const ModelProfile& profile = model->second;
       const AlgorithmProfile& algorithm = profile.algorithms.at(p.algo);
       const double predicted = profile.computing / predicted_at(profile, algorithm, 32, link);
-      row.insert(row.end(), {predicted, predicted - p.efficiency, profile.computing,
-                             algorithm.select, std::string("compute and selection measured here")});
+      row.insert(row.end(),
+                 {predicted, predicted - p.efficiency, profile.computing, algorithm.select,
+                  std::string(compute.contains(p.model)
+                                  ? "compute given (--compute-ms), selection measured here"
+                                  : "compute and selection measured here")});
     }
     t.rows.push_back(std::move(row));
   }

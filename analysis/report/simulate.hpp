@@ -29,15 +29,21 @@ std::map<std::string, Link> calibrated_links(const Connection& db);
 Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
                             std::optional<Link> link);
 
+// Seconds an iteration of a model computes (everything but communication), by model name, to
+// use instead of what its selected dense runs measured (--compute-ms): a GPU's iteration time,
+// say, so that a prediction for a GPU cluster does not start from this machine's CPU. Throws
+// InputError for a model with no selected dense run.
+using ComputeTimes = std::map<std::string, double>;
+
 // Predicted scaling efficiency (the 1-worker dense time over the predicted time) of every
 // algorithm recorded for each selected model, at P = 1, 2, 4, ... up to max_workers, over `link`.
 Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& filters,
-                              const Link& link, int max_workers);
+                              const Link& link, int max_workers, const ComputeTimes& compute);
 
 // ResNet-20 and VGG-16 at 32 workers over `link`: the predicted scaling efficiency of dense,
 // topk and gtopk beside the paper's (docs/design.md, "Reference numbers"), with the difference;
-// computation and selection from the selected runs of those models.
+// computation (unless given) and selection from the selected runs of those models.
 Table simulate_paper_report(const Connection& db, const std::vector<Filter>& filters,
-                            const Link& link);
+                            const Link& link, const ComputeTimes& compute);
 
 }  // namespace commsgd::report

@@ -313,6 +313,9 @@ TEST_F(ReportCli, BadInputIsOneClearLineAndExitStatusTwo) {
       {{"simulate", "scaling", db_, "--link-of", "nowhere"},
        "--link-of nowhere: no pingpong alpha-beta recorded"},
       {{"simulate", "check", db_}, "no selected run has steps and a parameter count"},
+      {{"simulate", "paper", db_, "--compute-ms", "resnet20"}, "expected MODEL=MILLISECONDS"},
+      {{"simulate", "paper", db_, "--compute-ms", "resnet20=-3"}, "expected MODEL=MILLISECONDS"},
+      {{"simulate", "paper", db_, "--compute-ms", "resnet20=5ms"}, "expected MODEL=MILLISECONDS"},
       {{"frobnicate", db_}, "unknown command 'frobnicate'"},
       {{}, "A subcommand is required"},
   };

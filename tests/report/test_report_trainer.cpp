@@ -219,6 +219,28 @@ TEST(ReportOnTrainerRuns, SimulateScalingIsOneForOneDenseWorkerAndAtMostOne) {
   EXPECT_GT(rows.at("gtopk")["P=1024"].get<double>(), rows.at("dense")["P=1024"].get<double>());
 }
 
+// --compute-ms replaces the measured computation, as a GPU's iteration time would: the same
+// communication then weighs more against a shorter computation, and efficiency at P > 1 falls.
+TEST(ReportOnTrainerRuns, SimulateScalingTakesAGivenComputeTime) {
+  const auto measured =
+      by(report_json({"simulate", "scaling", "--max-workers", "64", db()}), "algo");
+  // Repeatable, one value each: the database after the first is not taken for a second value.
+  const auto given = by(report_json({"simulate", "scaling", "--max-workers", "64", "--compute-ms",
+                                     "mlp=0.02", db(), "--compute-ms", "mlp=0.01"}),
+                        "algo");
+  for (const auto& [algo, row] : given) {
+    expect_close(row["compute_s"], 1e-5, algo + " compute_s");
+    EXPECT_EQ(row["select_s"], measured.at(algo)["select_s"]) << algo;
+    EXPECT_LT(row["P=64"].get<double>(), measured.at(algo)["P=64"].get<double>()) << algo;
+  }
+  expect_close(given.at("dense")["P=1"], 1.0, "dense P=1");
+  const ProcessResult unknown = report({"simulate", "scaling", db(), "--compute-ms", "vgg16=120"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("--compute-ms vgg16: no dense run of model vgg16 selected"),
+            std::string::npos)
+      << unknown.output;
+}
+
 TEST(ReportOnTrainerRuns, CompareHasSpeedupOverDenseAndTimeToTarget) {
   const auto samples = throughput_by_run();
   const auto ids = run_ids();
