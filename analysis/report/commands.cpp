@@ -245,8 +245,9 @@ void add_simulate(CLI::App& app) {
   };
 
   auto [check, c] = add_kind("check",
-                             "Predicted against measured seconds per iteration for every selected "
-                             "run (link: the pingpong fit of the run's network, or --alpha/--beta)",
+                             "Predicted against measured seconds per iteration and of "
+                             "communication for every selected run (link: the pingpong fit of the "
+                             "run's network, or --alpha/--beta)",
                              false);
   check->callback([c] {
     const Connection db = c->open();

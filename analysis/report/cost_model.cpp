@@ -22,6 +22,14 @@ int floor_log2(int p) {
   return std::bit_width(static_cast<unsigned>(p)) - 1;
 }
 
+// Dense's bytes per allreduce, and a sparse rank's set: the sizes Open MPI picks its algorithm by.
+double bucket_bytes(const Exchange& e) {
+  return e.wire_bytes * e.parameters / e.buckets;
+}
+double set_bytes(const Exchange& e) {
+  return kSparseEntryBytes * e.entries;
+}
+
 int dpsgd_neighbours(const Exchange& e) {
   if (e.topology == "ring") return std::min(2, e.workers - 1);
   if (e.topology == "complete") return e.workers - 1;
@@ -45,18 +53,18 @@ double communication_seconds(const Exchange& e, const Link& link) {
   if (p <= 1) return 0;
   const double d = e.parameters;
   if (e.algo == "dense") {
-    const double bucket = e.wire_bytes * d / e.buckets;
+    const double bucket = bucket_bytes(e);
     return e.buckets * allreduce_seconds(tuned_allreduce(p, bucket), p, bucket, link);
   }
   if (e.aggregation == "allgather") {
     // The sizes first (8 bytes a rank, latency alone), then the sets.
-    const double set = kSparseEntryBytes * e.entries;
+    const double set = set_bytes(e);
     return ceil_log2(p) * link.message_seconds(8) +
            allgatherv_seconds(tuned_allgatherv(p, set), p, set, link);
   }
   if (e.aggregation == "gtopk") {
     const int rounds = floor_log2(p) + (std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 2);
-    return rounds * link.message_seconds(kSparseEntryBytes * e.entries);
+    return rounds * link.message_seconds(set_bytes(e));
   }
   // The gossip rows send their messages of a round at once: one latency for all of them.
   if (e.algo == "sgp" || e.algo == "osgp") {
@@ -70,12 +78,10 @@ double communication_seconds(const Exchange& e, const Link& link) {
 std::string priced_as(const Exchange& e) {
   if (e.workers <= 1) return "";
   if (e.algo == "dense") {
-    const double bucket = e.wire_bytes * e.parameters / e.buckets;
-    return fmt::format("allreduce {}", name(tuned_allreduce(e.workers, bucket)));
+    return fmt::format("allreduce {}", name(tuned_allreduce(e.workers, bucket_bytes(e))));
   }
   if (e.aggregation == "allgather") {
-    return fmt::format("allgatherv {}",
-                       name(tuned_allgatherv(e.workers, kSparseEntryBytes * e.entries)));
+    return fmt::format("allgatherv {}", name(tuned_allgatherv(e.workers, set_bytes(e))));
   }
   return "";
 }

@@ -34,11 +34,12 @@ struct Exchange {
   int peers_per_iter = 1;  // sgp, osgp
 };
 
-// Seconds one iteration spends communicating, all of it:
+// Seconds one iteration spends communicating, all of it; each message priced by
+// Link::message_seconds of its size, which on a plain link is α + β·bytes, as written here:
 //   dense     one allreduce of w·d/buckets bytes per bucket, by the algorithm Open MPI 4.1 runs
 //             for that size and P (open_mpi_tuned.hpp; e.g. a ring: 2α(P−1) + 2(P−1)/P·w·d·β)
-//   allgather the sizes, α·⌈log2 P⌉, then an allgatherv of 8k bytes a rank, by the algorithm
-//             Open MPI runs (e.g. Bruck's: α·⌈log2 P⌉ + (P−1)·8k·β)
+//   allgather the sizes, ⌈log2 P⌉ messages of 8 bytes, then an allgatherv of 8k bytes a rank,
+//             by the algorithm Open MPI runs (e.g. Bruck's: α·⌈log2 P⌉ + (P−1)·8k·β)
 //   gtopk     (α + 8k·β) per round: ⌊log2 P⌋ rounds, 2 more when P is not a power of two
 //   sgp/osgp  α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
 //   dpsgd     α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a ring)

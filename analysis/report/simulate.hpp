@@ -23,9 +23,9 @@ inline const Link kPaperGigabitEthernet{.alpha = 0.436e-3, .beta = 9e-9, .measur
 // there is one, else the one-way fit.
 std::map<std::string, Link> calibrated_links(const Connection& db);
 
-// One row per selected run: measured and predicted seconds per iteration and the relative error
-// (predicted/measured − 1), with the link used: `link` when given, else the newest pingpong α-β
-// recorded for the run's network (a note says when there is none).
+// One row per selected run: measured and predicted seconds per iteration and of communication,
+// each with its relative error (predicted/measured − 1), with the link used: `link` when given,
+// else the newest pingpong α-β recorded for the run's network (a note says when there is none).
 Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
                             std::optional<Link> link);
 
