@@ -182,7 +182,7 @@ struct LinkOptions {
     if (alpha.has_value() != beta.has_value()) {
       throw InputError("--alpha and --beta go together");
     }
-    if (alpha) return Link{.alpha = *alpha, .beta = *beta, .measured = {}};
+    if (alpha) return plain_link(*alpha, *beta);
     if (network.empty()) return std::nullopt;
     const std::map<std::string, Link> links = calibrated_links(db);
     if (!links.contains(network)) {

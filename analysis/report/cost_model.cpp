@@ -38,7 +38,14 @@ int dpsgd_neighbours(const Exchange& e) {
 
 }  // namespace
 
-double Link::message_seconds(double bytes) const {
+Link plain_link(double alpha, double beta) {
+  Link link;
+  link.exchange.alpha = alpha;
+  link.exchange.beta = beta;
+  return link;
+}
+
+double MessageTime::seconds(double bytes) const {
   if (measured.empty() || bytes > measured.back().first) return alpha + beta * bytes;
   if (bytes <= measured.front().first) return measured.front().second;
   const auto above = std::lower_bound(measured.begin(), measured.end(), bytes,
@@ -63,8 +70,10 @@ double communication_seconds(const Exchange& e, const Link& link) {
            allgatherv_seconds(tuned_allgatherv(p, set), p, set, link);
   }
   if (e.aggregation == "gtopk") {
-    const int rounds = floor_log2(p) + (std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 2);
-    return rounds * link.message_seconds(set_bytes(e));
+    // ⌊log2 P⌋ exchanges; beyond a power of two, the fold in and the fold out go one way each.
+    const double folds = std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 2;
+    return floor_log2(p) * link.message_seconds(set_bytes(e)) +
+           folds * link.one_way_seconds(set_bytes(e));
   }
   // The gossip rows send their messages of a round at once: one latency for all of them.
   if (e.algo == "sgp" || e.algo == "osgp") {

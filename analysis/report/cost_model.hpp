@@ -2,24 +2,42 @@
 // `commsgd-report simulate`: α seconds per message, β seconds per byte on each worker's link.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace commsgd::report {
 
-struct Link {
-  double alpha = 0;  // s
-  double beta = 0;   // s/byte
-  // The calibration's measured time of one exchange by size, (bytes, s) with bytes ascending,
-  // or empty. A shaped link passes a message up to its token-bucket burst at full speed, which
-  // no straight line prices: within the measured sizes a message costs what was measured there.
-  std::vector<std::pair<double, double>> measured;
+// The time of one message by its size: α + β·bytes, and where a calibration measured sizes,
+// what was measured there. A shaped link passes a message up to its token-bucket burst at full
+// speed, which no straight line prices.
+struct MessageTime {
+  double alpha = 0;                                 // s
+  double beta = 0;                                  // s/byte
+  std::vector<std::pair<double, double>> measured;  // (bytes, s), bytes ascending; may be empty
 
-  // Seconds for one message of `bytes`: interpolated in `measured` between its two nearest
-  // sizes, its first time below them; α + β·bytes beyond them, or without them.
-  double message_seconds(double bytes) const;
+  // Interpolated in `measured` between its two nearest sizes, its first time below them;
+  // α + β·bytes beyond them, or without them.
+  double seconds(double bytes) const;
 };
+
+// A link, in both directions: what a message costs while another goes the other way at once
+// (every exchange, ring step and gossip round), and while the other direction is idle (the
+// steps of a reduce or broadcast tree, gTop-k's fold). Without a one-way calibration, a one-way
+// message costs what an exchange does.
+struct Link {
+  MessageTime exchange;
+  std::optional<MessageTime> one_way;
+
+  double message_seconds(double bytes) const { return exchange.seconds(bytes); }
+  double one_way_seconds(double bytes) const {
+    return one_way ? one_way->seconds(bytes) : exchange.seconds(bytes);
+  }
+};
+
+// A link of α and β in both directions, measured at no size (--alpha and --beta, the papers').
+Link plain_link(double alpha, double beta);
 
 // What decides an iteration's communication.
 struct Exchange {

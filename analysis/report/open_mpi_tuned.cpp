@@ -126,15 +126,16 @@ AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank) {
 double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, const Link& link) {
   if (p <= 1) return 0;
   const auto message = [&](double bytes) { return link.message_seconds(bytes); };
+  const auto one_way = [&](double bytes) { return link.one_way_seconds(bytes); };
   const bool power_of_two = std::has_single_bit(static_cast<unsigned>(p));
   // Ranks beyond the largest power of two first hand their vector to a partner and get the
-  // result back at the end: two more steps of the whole vector.
-  const double fold = power_of_two ? 0 : 2 * message(n);
+  // result back at the end: two more steps of the whole vector, one way each.
+  const double fold = power_of_two ? 0 : 2 * one_way(n);
   switch (algorithm) {
     case AllreduceAlgorithm::basic_linear:
-      return 2.0 * (p - 1) * message(n);  // rank 0 receives, then sends, one vector per rank
+      return 2.0 * (p - 1) * one_way(n);  // rank 0 receives, then sends, one vector per rank
     case AllreduceAlgorithm::nonoverlapping:
-      return 2.0 * ceil_log2(p) * message(n);
+      return 2.0 * ceil_log2(p) * one_way(n);  // down a tree and back up, one way at a time
     case AllreduceAlgorithm::recursive_doubling:
       return floor_log2(p) * message(n) + fold;
     case AllreduceAlgorithm::ring:
@@ -152,10 +153,11 @@ double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, const Li
 double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, const Link& link) {
   if (p <= 1) return 0;
   const auto message = [&](double bytes) { return link.message_seconds(bytes); };
+  const auto one_way = [&](double bytes) { return link.one_way_seconds(bytes); };
   switch (algorithm) {
     case AllgathervAlgorithm::gather_broadcast:
       // rank 0 receives p − 1 blocks, then broadcasts all p along a binomial tree
-      return (p - 1) * message(m) + ceil_log2(p) * message(p * m);
+      return (p - 1) * one_way(m) + ceil_log2(p) * one_way(p * m);
     case AllgathervAlgorithm::bruck: {
       // step i passes on the 2^i blocks gathered so far (the last one what is still missing)
       double seconds = 0;
@@ -165,7 +167,7 @@ double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, const 
     case AllgathervAlgorithm::ring:
       return (p - 1) * message(m);
     case AllgathervAlgorithm::neighbor_exchange:
-      if (p % 2 != 0) return (p - 1) * message(m);  // Open MPI runs the ring
+      if (p % 2 != 0) return (p - 1) * message(m);       // Open MPI runs the ring
       return message(m) + (p / 2 - 1) * message(2 * m);  // one block, then two a step
     case AllgathervAlgorithm::two_procs:
       return message(m);

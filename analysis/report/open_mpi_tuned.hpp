@@ -35,7 +35,8 @@ AllreduceAlgorithm tuned_allreduce(int ranks, double bytes);
 AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank);
 
 // Seconds for the algorithm on `link`, every rank's link alike: the steps of the critical path,
-// each priced as one message of its size (Link::message_seconds; α + β·bytes on a plain link).
+// each priced as one message of its size, an exchange or one way (Link; α + β·bytes on a plain
+// link).
 double allreduce_seconds(AllreduceAlgorithm algorithm, int ranks, double bytes, const Link& link);
 double allgatherv_seconds(AllgathervAlgorithm algorithm, int ranks, double bytes_per_rank,
                           const Link& link);

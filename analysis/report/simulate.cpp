@@ -166,28 +166,33 @@ std::map<std::string, Link> calibrated_links(const Connection& db) {
     SELECT json_extract(params, '$.network'), name, value, json_extract(params, '$.bytes')
     FROM bench
     WHERE suite = 'pingpong'
-      AND name IN ('alpha', 'beta', 'exchange_alpha', 'exchange_beta', 'exchange_seconds')
+      AND name IN ('alpha', 'beta', 'exchange_alpha', 'exchange_beta', 'exchange_seconds',
+                   'one_way_seconds')
     ORDER BY created_at, id)sql");
-  std::map<std::string, Link> one_way, exchange;
+  std::map<std::string, MessageTime> one_way, exchange;
   for (const Row& row : t.rows) {
     const std::string name = text_of(row[1]);
     const std::string network = text_of(row[0]);
-    if (name == "exchange_seconds") {
+    MessageTime& time = (name.starts_with("exchange_") ? exchange : one_way)[network];
+    if (name.ends_with("_seconds")) {
       // A calibration records its sizes in ascending order: a size not above the last one
       // starts the next calibration, which replaces the curve.
-      auto& curve = exchange[network].measured;
       const double bytes = as_double(row[3]);
-      if (!curve.empty() && bytes <= curve.back().first) curve.clear();
-      curve.emplace_back(bytes, as_double(row[2]));
-      continue;
+      if (!time.measured.empty() && bytes <= time.measured.back().first) time.measured.clear();
+      time.measured.emplace_back(bytes, as_double(row[2]));
+    } else {
+      (name.ends_with("alpha") ? time.alpha : time.beta) = as_double(row[2]);
     }
-    Link& link = (name.starts_with("exchange_") ? exchange : one_way)[network];
-    (name.ends_with("alpha") ? link.alpha : link.beta) = as_double(row[2]);
   }
-  for (const auto& [network, link] : exchange) {
-    if (link.alpha > 0 && link.beta > 0) one_way[network] = link;
+  const auto fitted = [](const MessageTime& time) { return time.alpha > 0 && time.beta > 0; };
+  std::map<std::string, Link> links;
+  for (const auto& [network, time] : one_way) {
+    if (fitted(time)) links[network] = Link{.exchange = time, .one_way = time};
   }
-  return one_way;
+  for (const auto& [network, time] : exchange) {
+    if (fitted(time)) links[network].exchange = time;
+  }
+  return links;
 }
 
 Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
@@ -217,8 +222,9 @@ Table simulate_check_report(const Connection& db, const std::vector<Filter>& fil
       }
       const Value communication_error =
           m.exposed() > 0 ? Value{communication / m.exposed() - 1} : Value{};
-      row.insert(row.end(), {used->alpha, used->beta, m.total, predicted, predicted / m.total - 1,
-                             m.exposed(), communication, communication_error, note});
+      row.insert(row.end(),
+                 {used->exchange.alpha, used->exchange.beta, m.total, predicted,
+                  predicted / m.total - 1, m.exposed(), communication, communication_error, note});
     }
     t.rows.push_back(std::move(row));
   }

@@ -16,11 +16,11 @@
 namespace commsgd::report {
 
 // The 1 GbE link the gTop-k paper measured (docs/design.md, "Reference numbers").
-inline const Link kPaperGigabitEthernet{.alpha = 0.436e-3, .beta = 9e-9, .measured = {}};
+inline const Link kPaperGigabitEthernet = plain_link(0.436e-3, 9e-9);
 
-// The newest α-β fit commsgd-bench pingpong recorded for each network: the exchange fit (both
-// directions at once, as in every collective) with the exchange's measured time by size where
-// there is one, else the one-way fit.
+// The newest calibration commsgd-bench pingpong recorded for each network: the exchange's fit
+// and time by size (both directions at once, as in every collective), and the one-way fit and
+// time by size. A network with only a one-way fit uses it both ways.
 std::map<std::string, Link> calibrated_links(const Connection& db);
 
 // One row per selected run: measured and predicted seconds per iteration and of communication,

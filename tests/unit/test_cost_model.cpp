@@ -6,9 +6,7 @@
 namespace commsgd::report {
 namespace {
 
-const Link kLink{.alpha = 1e-3,
-                 .beta = 1e-6,
-                 .measured = {}};  // 1 ms a message, 1 MB/s: every term is easy to add up
+const Link kLink = plain_link(1e-3, 1e-6);  // 1 ms a message, 1 MB/s: every term is easy to add up
 
 Exchange exchange(const std::string& algo, const std::string& aggregation, int workers) {
   Exchange e;
@@ -121,7 +119,7 @@ TEST(OpenMpiTuned, EachAlgorithmIsPricedByItsSteps) {
 // link's burst passes small messages far faster than its fitted line says.
 TEST(CostModel, MeasuredSizesArePricedByTheirMeasurement) {
   Link link = kLink;
-  link.measured = {{1000, 0.0002}, {2000, 0.0004}, {8000, 0.0070}};
+  link.exchange.measured = {{1000, 0.0002}, {2000, 0.0004}, {8000, 0.0070}};
   EXPECT_DOUBLE_EQ(link.message_seconds(500), 0.0002);   // below: the smallest one's time
   EXPECT_DOUBLE_EQ(link.message_seconds(1500), 0.0003);  // between two: a straight line
   EXPECT_DOUBLE_EQ(link.message_seconds(5000), 0.0037);
@@ -134,6 +132,28 @@ TEST(CostModel, MeasuredSizesArePricedByTheirMeasurement) {
   // exchange of the whole vector, 4000 bytes, measured between 2000 and 8000.
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 2), link),
                    0.0004 + 2000.0 / 6000 * 0.0066);
+}
+
+// Steps that go one way while the other direction is idle are priced by the one-way
+// calibration: a reduce or broadcast tree, the gather of Open MPI's default allgatherv, gTop-k's
+// fold. Exchanges keep the exchange's price.
+TEST(CostModel, OneWayStepsArePricedByTheOneWayCalibration) {
+  Link link = kLink;
+  EXPECT_DOUBLE_EQ(link.one_way_seconds(1000), link.message_seconds(1000));  // none: the same
+  link.one_way = plain_link(2e-3, 1e-6).exchange;
+  EXPECT_DOUBLE_EQ(link.one_way_seconds(1000), 0.003);
+  EXPECT_DOUBLE_EQ(link.message_seconds(1000), 0.002);
+  using R = AllreduceAlgorithm;
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::basic_linear, 3, 1000, link), 4 * 0.003);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::nonoverlapping, 4, 1000, link), 4 * 0.003);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::recursive_doubling, 6, 1000, link),
+                   2 * 0.002 + 2 * 0.003);  // two exchanges, the fold one way
+  EXPECT_DOUBLE_EQ(allreduce_seconds(R::ring, 4, 1000, link), 6 * (0.001 + 250e-6));
+  EXPECT_DOUBLE_EQ(allgatherv_seconds(AllgathervAlgorithm::gather_broadcast, 4, 100, link),
+                   3 * (0.002 + 1e-4) + 2 * (0.002 + 4e-4));
+  // gTop-k at P = 6, sets of 80 bytes: two butterfly exchanges, the fold in and out one way.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 6), link),
+                   2 * (0.001 + 8e-5) + 2 * (0.002 + 8e-5));
 }
 
 }  // namespace
