@@ -59,26 +59,31 @@ RankedKey rank_key(std::span<const float> values, std::size_t r) {
   return {static_cast<AbsKey>(prefix), remaining};
 }
 
-// About half of a gTop-k union is kept, at random: no branch on it, which would be mispredicted
-// half the time. Every entry is written at `kept`, which advances only past those taken; in
-// place, that write never passes the read at i, and it stops once `keep` are taken.
-void keep_in_order(const float* values, const std::uint32_t* indices, std::size_t n, RankedKey cut,
-                   std::size_t keep, float* out_values, std::uint32_t* out_indices) {
+namespace {
+
+// Moves the `keep` entries a cut keeps (every key above cut.key, and the first cut.equal_taken
+// equal to it) to the front, in their original order. Which entries are kept depends on their
+// values: no branch on it, which would be mispredicted. Every entry is written at `kept`, which
+// advances only past those taken, never passes the read at i, and stops once `keep` are taken.
+void keep_in_order(float* values, std::uint32_t* indices, std::size_t n, RankedKey cut,
+                   std::size_t keep) {
   std::size_t kept = 0, equal_left = cut.equal_taken;
   for (std::size_t i = 0; i < n && kept < keep; ++i) {
     const AbsKey key = abs_key(values[i]);
     const std::size_t equal = key == cut.key;
     const std::size_t take = static_cast<std::size_t>(key > cut.key) | (equal & (equal_left != 0));
     equal_left -= equal & take;
-    out_values[kept] = values[i];
-    out_indices[kept] = indices[i];
+    values[kept] = values[i];
+    indices[kept] = indices[i];
     kept += take;
   }
 }
 
+}  // namespace
+
 AbsKey keep_top_k(float* values, std::uint32_t* indices, std::size_t n, std::size_t k) {
   const RankedKey cut = rank_key({values, n}, k);
-  keep_in_order(values, indices, n, cut, k, values, indices);
+  keep_in_order(values, indices, n, cut, k);
   return cut.key;
 }
 

@@ -38,12 +38,6 @@ struct RankedKey {
 };
 RankedKey rank_key(std::span<const float> values, std::size_t r);
 
-// Copies the `keep` entries a cut keeps (every key above cut.key, and the first cut.equal_taken
-// equal to it) to out_values and out_indices, in their original order (in place when they are
-// values and indices).
-void keep_in_order(const float* values, const std::uint32_t* indices, std::size_t n, RankedKey cut,
-                   std::size_t keep, float* out_values, std::uint32_t* out_indices);
-
 // n > k: moves the first k of the n entries (values[i], indices[i]) in the selection order to the
 // front, in their original order (which is index order: position breaks ties in their place).
 // Returns the key of the k-th.

@@ -81,14 +81,13 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
   }
   if (own != &current_) current_ = *own;  // one rank alone: U is its own set
 
-  survived_.assign(has_guest ? first_.size() : local.size(), 0);
+  // Without a guest the butterfly started from the selection itself: its tags mark `applied`.
+  std::vector<std::uint8_t>& survived = has_guest ? survived_ : applied;
+  survived.assign(has_guest ? first_.size() : local.size(), 0);
   for (const std::uint32_t tag : tags_) {
-    if (tag != kernels::kUntagged) survived_[tag] = 1;
+    if (tag != kernels::kUntagged) survived[tag] = 1;
   }
-  if (!has_guest) {
-    applied = survived_;
-    return;
-  }
+  if (!has_guest) return;
   // With a guest, an entry of either selection survived if its index is among the survivors.
   survivors_.clear();
   for (std::size_t i = 0; i < first_.size(); ++i) {

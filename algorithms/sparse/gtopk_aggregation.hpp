@@ -27,8 +27,8 @@ class GtopkAggregation final : public Aggregation {
   kernels::SparseSet first_;  // with a guest: the merge of both, where the butterfly starts
   std::vector<std::uint8_t> guest_alive_;
   // Survival: the tags of current_'s entries, of the merge's output, and the partner's (all
-  // kernels::kUntagged); whether each entry of where the butterfly started survived; with a
-  // guest, the indices that did.
+  // kernels::kUntagged); with a guest, whether each entry of the fold-in merge survived, and the
+  // indices that did.
   std::vector<std::uint32_t> tags_, merged_tags_, untagged_;
   std::vector<std::uint8_t> survived_;
   std::vector<std::uint32_t> survivors_;

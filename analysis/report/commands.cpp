@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <charconv>
 #include <cmath>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -210,20 +210,17 @@ void add_simulate(CLI::App& app) {
       ComputeTimes seconds;
       for (const std::string& entry : compute_ms) {
         const std::size_t equals = entry.find('=');
-        const std::string model = entry.substr(0, equals);
         double ms = 0;
-        std::size_t used = 0;
-        try {
-          if (equals != std::string::npos) ms = std::stod(entry.substr(equals + 1), &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (equals == std::string::npos || model.empty() || used == 0 ||
-            used != entry.size() - equals - 1 || !std::isfinite(ms) || ms <= 0) {
+        const char* const last = entry.data() + entry.size();
+        const auto parsed = equals == std::string::npos
+                                ? std::from_chars_result{nullptr, std::errc::invalid_argument}
+                                : std::from_chars(entry.data() + equals + 1, last, ms);
+        if (equals == 0 || parsed.ec != std::errc() || parsed.ptr != last || !std::isfinite(ms) ||
+            ms <= 0) {
           throw InputError(
               fmt::format("--compute-ms {}: expected MODEL=MILLISECONDS, a positive time", entry));
         }
-        seconds[model] = ms / 1e3;
+        seconds[entry.substr(0, equals)] = ms / 1e3;
       }
       return seconds;
     }
