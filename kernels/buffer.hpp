@@ -67,6 +67,14 @@ class Buffer {
     }
     return {data_ + offset, count, place_};
   }
+  // The same elements, with the work on them enqueued on `place`'s stream (for a thread with a
+  // stream of its own); the memory stays what it is.
+  Buffer on(Place place) const {
+    if (place.memory != place_.memory) {
+      throw std::invalid_argument("Buffer::on: a place in another kind of memory");
+    }
+    return {data_, size_, place};
+  }
   // The elements as a host span; throws std::logic_error for device memory, where a host
   // pointer would be dereferenced by mistake. `who` names the caller that needs host memory.
   std::span<T> host(const char* who) const {

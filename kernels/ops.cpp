@@ -7,6 +7,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/half_precision.hpp"
 #include "kernels/sparse_ops.hpp"
@@ -189,6 +190,20 @@ void add_blocks(Buffer<float> x, Buffer<const float> blocks, float share) {
 #endif
 }
 
+void add_difference(Buffer<float> x, Buffer<const float> a, Buffer<const float> b) {
+  const Place p = common_place("add_difference", x, a, b);
+  same_size("add_difference", x.size(), a, b);
+  if (p.memory == Memory::host) {
+    return kernels::add_difference(x.host("add_difference"), a.host("add_difference"),
+                                   b.host("add_difference"));
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::add_difference(x.data(), a.data(), b.data(), x.size(), stream_of(p));
+#else
+  no_cuda("add_difference");
+#endif
+}
+
 double squared_distance(Buffer<const float> a, Buffer<const float> b) {
   const Place p = common_place("squared_distance", a, b);
   same_size("squared_distance", a.size(), b);
@@ -242,6 +257,90 @@ void copy_from_host(std::span<const float> from, Buffer<float> to) {
 #else
   no_cuda("copy_from_host");
 #endif
+}
+
+SideStream::SideStream(Memory memory) : place_{memory, nullptr} {
+  if (memory == Memory::host) return;
+#ifdef COMMSGD_WITH_CUDA
+  cuda::check(cudaGetDevice(&device_), "cudaGetDevice");
+  cudaStream_t stream = nullptr;
+  cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  place_.stream = stream;
+#else
+  no_cuda("SideStream");
+#endif
+}
+
+SideStream::~SideStream() {
+#ifdef COMMSGD_WITH_CUDA
+  // Work still queued finishes first; the stream's resources are released after it.
+  if (place_.stream != nullptr) cudaStreamDestroy(stream_of(place_));
+#endif
+}
+
+void SideStream::enter() const {
+  if (place_.memory == Memory::host) return;
+#ifdef COMMSGD_WITH_CUDA
+  cuda::check(cudaSetDevice(device_), "cudaSetDevice");
+#endif
+}
+
+StreamPoint::StreamPoint(Memory memory) {
+  if (memory == Memory::host) return;
+#ifdef COMMSGD_WITH_CUDA
+  cudaEvent_t event = nullptr;
+  cuda::check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+  event_ = event;
+#else
+  no_cuda("StreamPoint");
+#endif
+}
+
+StreamPoint::~StreamPoint() {
+#ifdef COMMSGD_WITH_CUDA
+  if (event_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+#endif
+}
+
+void StreamPoint::record(Place place) {
+  if (place.memory == Memory::host) return;
+  if (event_ == nullptr) throw std::logic_error("StreamPoint: made for host memory");
+#ifdef COMMSGD_WITH_CUDA
+  cuda::check(cudaEventRecord(static_cast<cudaEvent_t>(event_), stream_of(place)),
+              "cudaEventRecord");
+#endif
+}
+
+void StreamPoint::wait(Place place) const {
+  if (place.memory == Memory::host) return;
+  if (event_ == nullptr) throw std::logic_error("StreamPoint: made for host memory");
+#ifdef COMMSGD_WITH_CUDA
+  // An event never recorded counts as done.
+  cuda::check(cudaStreamWaitEvent(stream_of(place), static_cast<cudaEvent_t>(event_)),
+              "cudaStreamWaitEvent");
+#endif
+}
+
+void order_after(Place later, Place earlier) {
+  if (later.memory != earlier.memory) {
+    throw std::invalid_argument("order_after: places in different kinds of memory");
+  }
+  if (later.memory == Memory::host || later.stream == earlier.stream) return;
+#ifdef COMMSGD_WITH_CUDA
+  cuda::order_streams(stream_of(later), stream_of(earlier));
+#else
+  no_cuda("order_after");
+#endif
+}
+
+void relocate(Storage<float>& s, Place place) {
+  if (s.buffer().place().memory == place.memory) return;
+  std::vector<float> values(s.size());
+  copy_to_host(s.buffer(), values);
+  Storage<float> moved;
+  moved.resize(values.size(), place);
+  copy_from_host(values, moved.buffer());
+  s = std::move(moved);
 }
 
 #ifdef COMMSGD_WITH_CUDA

@@ -43,6 +43,9 @@ void from_half(Buffer<const std::uint16_t> h, Buffer<float> out, bool bf16);
 // Gossip's mixing: x = (x + Σ_b blocks_b)·share, where blocks holds n blocks of x's size back to
 // back, added in order (share 1: a plain sum, exactly).
 void add_blocks(Buffer<float> x, Buffer<const float> blocks, float share);
+// x += a − b, the difference rounded first (adpsgd's fold of a local step into the parameters
+// it gossips).
+void add_difference(Buffer<float> x, Buffer<const float> a, Buffer<const float> b);
 // Σ (a − b)², in double (on a device, waits for the stream to return it).
 double squared_distance(Buffer<const float> a, Buffer<const float> b);
 // x = 0.
@@ -51,6 +54,51 @@ void fill_zero(Buffer<float> x);
 // that leaves or enters a process (checkpoints), not for a step's path.
 void copy_to_host(Buffer<const float> from, std::span<float> to);
 void copy_from_host(std::span<const float> from, Buffer<float> to);
+
+// A stream of one's own, for a thread whose work goes on beside the caller's (a communication
+// thread) on buffers in `memory`: on a device, a new CUDA stream on the current device that
+// neither waits for the default stream nor makes it wait, so that a message waiting on a peer
+// never holds up training; on the host nothing (host calls return done). Work on it is ordered
+// against other streams by order_after only. Destroy it after the memory allocated on it.
+class SideStream {
+ public:
+  explicit SideStream(Memory memory);
+  ~SideStream();
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+  Place place() const { return place_; }
+  // Makes the stream's device the calling thread's current one (a new thread starts on device
+  // 0, where this stream's kernels cannot be launched). Nothing on the host.
+  void enter() const;
+
+ private:
+  Place place_;
+  int device_ = 0;
+};
+
+// A point in one stream's work that another stream can be made to wait for (a CUDA event), for
+// two threads that share a buffer, each with its stream: one records after its work on the
+// buffer, the other's stream waits for the latest record before its own. Nothing on the host.
+class StreamPoint {
+ public:
+  explicit StreamPoint(Memory memory);  // on the current device
+  ~StreamPoint();
+  StreamPoint(const StreamPoint&) = delete;
+  StreamPoint& operator=(const StreamPoint&) = delete;
+  // Marks the work enqueued on `place`'s stream so far.
+  void record(Place place);
+  // Work enqueued on `place`'s stream from now on runs after the work the latest record marked
+  // (none before the first record).
+  void wait(Place place) const;
+
+ private:
+  void* event_ = nullptr;  // a cudaEvent_t
+};
+
+// From now on, work enqueued on `later`'s stream runs after the work enqueued on `earlier`'s so
+// far (a CUDA event; the host does not wait). Nothing between host places, whose calls return
+// done.
+void order_after(Place later, Place earlier);
 
 // What the sparse operations below keep on a device between calls: the copies of the host sets
 // they were given. Nothing on the host.
@@ -143,5 +191,10 @@ class Storage {
   std::size_t capacity_ = 0;
   Place place_{};
 };
+
+// Moves `s` to `place`, contents kept, through host memory: for state restored from a
+// checkpoint onto the host before the model's place is known. Nothing if it is in that kind of
+// memory already.
+void relocate(Storage<float>& s, Place place);
 
 }  // namespace commsgd::kernels::ops

@@ -40,4 +40,11 @@ void add_blocks(std::span<float> x, std::span<const float> blocks, float share) 
   }
 }
 
+void add_difference(std::span<float> x, std::span<const float> a, std::span<const float> b) {
+  float* __restrict mine = x.data();
+  const float* __restrict plus = a.data();
+  const float* __restrict minus = b.data();
+  for (std::size_t i = 0; i < x.size(); ++i) mine[i] += plus[i] - minus[i];
+}
+
 }  // namespace commsgd::kernels

@@ -139,11 +139,11 @@ void add_options(CLI::App& app, Options& o) {
       ->group(run);
   app.add_option("--device", o.device,
                  "Where the model computes: cpu, cuda (each rank the GPU of its node-local rank, "
-                 "modulo the GPUs it sees) or cuda:N. On a GPU, an algorithm written for device "
-                 "buffers keeps the gradient, momentum and parameters there and communicates over "
-                 "NCCL (over MPI through host memory where ranks share a GPU); the others work on "
-                 "host copies over MPI. The run record's backend column says which. Needs a "
-                 "LibTorch built with CUDA")
+                 "modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm keeps the gradient, "
+                 "momentum and parameters there and communicates over NCCL (over MPI through host "
+                 "memory where ranks share a GPU); the sparse family with the original code's "
+                 "selectors or a gradient or norm study works on host copies over MPI. The run "
+                 "record's backend column says which. Needs a LibTorch built with CUDA")
       ->group(run);
   app.add_option_function<std::string>(
          "--stall-timeout",

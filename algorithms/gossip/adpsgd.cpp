@@ -58,12 +58,23 @@ Adpsgd::~Adpsgd() {
   if (thread_.joinable() && !stop_gossip(2.0)) comm_.abort(1);
 }
 
-void Adpsgd::begin_training(Buffer<const float> buffer) {
-  const std::span<const float> params = buffer.host("adpsgd");
-  if (x_.empty()) {  // not restored from a checkpoint
-    x_.assign(params.begin(), params.end());
-    last_ = x_;
+void Adpsgd::begin_training(Buffer<const float> params) {
+  const kernels::Place place = params.place();
+  if (!stream_) {
+    stream_ = std::make_unique<kernels::ops::SideStream>(place.memory);
+    training_done_ = std::make_unique<kernels::ops::StreamPoint>(place.memory);
+    gossip_done_ = std::make_unique<kernels::ops::StreamPoint>(place.memory);
   }
+  if (x_.size() == 0) {  // not restored from a checkpoint
+    x_.resize(params.size(), place);
+    last_.resize(params.size(), place);
+    kernels::ops::copy(params, x_.buffer());
+    kernels::ops::copy(params, last_.buffer());
+  } else {
+    kernels::ops::relocate(x_, place);
+    kernels::ops::relocate(last_, place);
+  }
+  training_done_->record(place);
   exchanges_ = rounds_planned_ = 0;
   thread_ = std::thread([this] { gossip(); });
 }
@@ -83,21 +94,24 @@ bool Adpsgd::next_iteration(long done, long iterations) {
   return granted;
 }
 
-void Adpsgd::after_step(Buffer<float> buffer) {
-  const std::span<float> params = buffer.host("adpsgd");
+void Adpsgd::after_step(Buffer<float> params) {
   const Stopwatch waiting;
   const std::lock_guard lock(mutex_);
   // The only wait training ever has: for an exchange of this rank's that is under way.
   stats_.wait_seconds += waiting.seconds();
   if (failure_) std::rethrow_exception(failure_);
   // Fold the local step into the gossiped copy, then continue from the mixed model.
-  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] += params[i] - last_[i];
-  std::copy(x_.begin(), x_.end(), params.begin());
-  last_ = x_;
+  const kernels::Place place = params.place();
+  gossip_done_->wait(place);
+  const Buffer<float> x = x_.buffer().on(place), last = last_.buffer().on(place);
+  kernels::ops::add_difference(x, params, last);
+  kernels::ops::copy(x, params);
+  kernels::ops::copy(x, last);
+  training_done_->record(place);
   ++trained_;
   ++iteration_;
-  stats_.entries_sent += x_.size();
-  stats_.entries_offered += x_.size();
+  stats_.entries_sent += x.size();
+  stats_.entries_offered += x.size();
   changed_.notify_all();
 }
 
@@ -109,6 +123,8 @@ void Adpsgd::end_training() {
   }
   const std::lock_guard lock(mutex_);
   if (failure_) std::rethrow_exception(failure_);
+  // Whatever touches x_ next (a last step, the buffers' release) comes after the last average.
+  gossip_done_->wait(x_.buffer().place());
 }
 
 bool Adpsgd::stop_gossip(double timeout_seconds) {
@@ -139,6 +155,7 @@ AlgorithmStats Adpsgd::stats() const {
 
 void Adpsgd::gossip() {
   try {
+    stream_->enter();
     if (mixing_ == GossipMixing::directed) {
       run_directed_rounds();
     } else if (active()) {
@@ -155,13 +172,34 @@ void Adpsgd::gossip() {
   changed_.notify_all();
 }
 
-void Adpsgd::average_with(std::span<const std::byte> peer_params, double seconds) {
-  if (peer_params.size() != x_.size() * sizeof(float)) {
-    throw std::runtime_error("adpsgd: a peer's parameters differ in size");
-  }
-  const auto* peer = reinterpret_cast<const float*>(peer_params.data());
-  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] = (x_[i] + peer[i]) * 0.5f;
-  bytes_exchanged_ += peer_params.size();
+void Adpsgd::send_header(int peer) {
+  const std::uint64_t floats = x_.size();
+  gossip_comm_->send(&floats, sizeof floats, peer);
+}
+
+void Adpsgd::check_header(std::span<const std::byte> header) const {
+  std::uint64_t floats = 0;
+  if (header.size() == sizeof floats) std::memcpy(&floats, header.data(), sizeof floats);
+  if (floats != x_.size()) throw std::runtime_error("adpsgd: a peer's parameters differ in size");
+}
+
+void Adpsgd::swap_models(int peer) {
+  const kernels::Place place = stream_->place();
+  incoming_.resize(x_.size(), place);
+  const std::size_t bytes = x_.size() * sizeof(float);
+  training_done_->wait(place);
+  const comm::Outgoing send{x_.buffer().data(), bytes, peer};
+  const comm::Incoming receive{incoming_.buffer().data(), bytes, peer};
+  gossip_comm_->send_receive(std::span(&send, 1), std::span(&receive, 1), place);
+  gossip_comm_->synchronize(place);
+}
+
+void Adpsgd::average_with_incoming(double seconds) {
+  const kernels::Place place = stream_->place();
+  training_done_->wait(place);
+  kernels::ops::add_blocks(x_.buffer().on(place), incoming_.buffer(), 0.5f);
+  gossip_done_->record(place);
+  bytes_exchanged_ += x_.size() * sizeof(float);
   exchange_seconds_ += seconds;
   ++exchanges_;
   changed_.notify_all();
@@ -180,22 +218,23 @@ bool Adpsgd::may_start_exchange(std::uint64_t k) {
 }
 
 void Adpsgd::initiate_exchanges() {
-  std::vector<std::byte> reply;
   const auto timeout =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds_));
   for (std::uint64_t k = 0; may_start_exchange(k); ++k) {
     const std::lock_guard lock(mutex_);
     const int peer = topology_->out_peers(comm_.rank(), resumed_at_ + k).front();
     const Stopwatch watch;
-    gossip_comm_->send(x_.data(), x_.size() * sizeof(float), peer);
+    send_header(peer);
     if (!poll_until(Clock::now() + timeout,
                     [&] { return gossip_comm_->probe(peer).has_value(); })) {
       throw std::runtime_error("adpsgd: rank " + std::to_string(peer) + " did not answer a " +
                                "gossip request within " + std::to_string(timeout_seconds_) +
                                " s (--comm-timeout)");
     }
-    gossip_comm_->receive(reply, peer);
-    average_with(reply, watch.seconds());
+    gossip_comm_->receive(header_, peer);
+    check_header(header_);
+    swap_models(peer);
+    average_with_incoming(watch.seconds());
   }
   for (int passive = 0; passive < comm_.size(); passive += 2) {
     gossip_comm_->send(nullptr, 0, passive);
@@ -205,7 +244,6 @@ void Adpsgd::initiate_exchanges() {
 void Adpsgd::serve_exchanges() {
   const int actives = comm_.size() / 2;
   int done = 0;
-  std::vector<std::byte> request;
   while (done < actives) {
     std::optional<int> from;
     // No deadline while the run goes on: a passive rank cannot know how long training takes.
@@ -213,15 +251,17 @@ void Adpsgd::serve_exchanges() {
       from = gossip_comm_->probe(comm::Communicator::kAnyPeer);
       return from.has_value();
     });
-    gossip_comm_->receive(request, *from);
-    if (request.empty()) {
+    gossip_comm_->receive(header_, *from);
+    if (header_.empty()) {
       ++done;
       continue;
     }
+    check_header(header_);
     const std::lock_guard lock(mutex_);
     const Stopwatch watch;
-    gossip_comm_->send(x_.data(), x_.size() * sizeof(float), *from);
-    average_with(request, watch.seconds());
+    send_header(*from);
+    swap_models(*from);
+    average_with_incoming(watch.seconds());
   }
 }
 
@@ -252,14 +292,27 @@ bool Adpsgd::wait_for_round_message(int peer, std::uint64_t k) {
 // before averaging. Both average with the copy received, into x_ as it is by then (training may
 // have folded in steps meanwhile).
 void Adpsgd::run_directed_rounds() {
-  std::vector<float> outgoing;
-  std::vector<std::byte> incoming;
+  const kernels::Place place = stream_->place();
+  const std::size_t bytes = x_.size() * sizeof(float);
+  outgoing_.resize(x_.size(), place);
+  incoming_.resize(x_.size(), place);
   const auto send_model = [&](int peer) {
     {
       const std::lock_guard lock(mutex_);
-      outgoing = x_;
+      training_done_->wait(place);
+      kernels::ops::copy(x_.buffer().on(place), outgoing_.buffer());
+      gossip_done_->record(place);
     }
-    gossip_comm_->send(outgoing.data(), outgoing.size() * sizeof(float), peer);
+    send_header(peer);
+    const comm::Outgoing send{outgoing_.buffer().data(), bytes, peer};
+    gossip_comm_->send_receive(std::span(&send, 1), {}, place);
+  };
+  const auto receive_model = [&](int peer) {
+    gossip_comm_->receive(header_, peer);
+    check_header(header_);
+    const comm::Incoming receive{incoming_.buffer().data(), bytes, peer};
+    gossip_comm_->send_receive({}, std::span(&receive, 1), place);
+    gossip_comm_->synchronize(place);
   };
   for (std::uint64_t k = 0;; ++k) {
     const std::uint64_t round = first_round_ + k;
@@ -271,16 +324,17 @@ void Adpsgd::run_directed_rounds() {
       watch.restart();
       send_model(out);
       wait_for_round_message(in, k);
-      gossip_comm_->receive(incoming, in);
+      receive_model(in);
     } else {
       if (!wait_for_round_message(in, k)) break;
       watch.restart();
-      gossip_comm_->receive(incoming, in);
+      receive_model(in);
       send_model(out);
     }
     const std::lock_guard lock(mutex_);
-    average_with(incoming, watch.seconds());
+    average_with_incoming(watch.seconds());
   }
+  gossip_comm_->synchronize(place);  // the last model sent has left
 }
 
 void Adpsgd::save_state(StateWriter& out) {
@@ -290,8 +344,12 @@ void Adpsgd::save_state(StateWriter& out) {
   // Every rank saves the same round index, whatever its thread had done: the one after the last
   // planned round of the epochs so far. Resumed runs start there together.
   out.write(first_round_ + rounds_planned_);
-  out.write(std::span<const float>(x_));
-  out.write(std::span<const float>(last_));
+  std::vector<float> values(x_.size());
+  for (const kernels::ops::Storage<float>* model : {&x_, &last_}) {
+    if (gossip_done_) gossip_done_->wait(model->buffer().place());
+    kernels::ops::copy_to_host(model->buffer(), values);
+    out.write(std::span<const float>(values));
+  }
 }
 
 void Adpsgd::load_state(StateReader& in) {
@@ -299,8 +357,12 @@ void Adpsgd::load_state(StateReader& in) {
   const std::lock_guard lock(mutex_);
   trained_ = resumed_at_ = in.read<std::uint64_t>();
   first_round_ = in.read<std::uint64_t>();
-  in.read(x_);
-  in.read(last_);
+  std::vector<float> values;
+  for (kernels::ops::Storage<float>* model : {&x_, &last_}) {
+    in.read(values);
+    model->resize(values.size(), kernels::kHost);
+    kernels::ops::copy_from_host(values, model->buffer());
+  }
 }
 
 }  // namespace commsgd::algorithms

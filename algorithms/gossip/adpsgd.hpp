@@ -29,6 +29,14 @@ namespace commsgd::algorithms {
 // a rank trains until the job has claimed it all. Once training ends, a wait for a peer longer
 // than --comm-timeout fails the run instead of hanging.
 //
+// Every model sent is announced by a header on the host (its size in floats; an empty message is
+// the symmetric "done"): ranks probe for headers, which works wherever the models are (nothing
+// can be probed on a device), and the model follows as a message of known size on its buffer's
+// place. On a device the gossip thread has a stream of its own (ops::SideStream), and the two
+// threads order their work on x_ with two stream points: each, holding the lock, makes its
+// stream wait for the other's latest work on x_, enqueues its own and marks it. Nothing crosses
+// the bus.
+//
 // Thread safety: mutex_ guards x_ (the rank's gossiped parameters), the counters and the failure
 // (traffic is counted here, not read from the communicator, whose counters the thread updates).
 // The training thread holds it only to fold its step into x_. The symmetric gossip thread holds
@@ -44,6 +52,7 @@ class Adpsgd final : public Gossip {
   // Claims the iteration from the job's shared budget, so fast ranks run more of them.
   bool next_iteration(long done, long iterations) override;
   bool lockstep() const override { return false; }
+  bool works_in(kernels::Memory) const override { return true; }
   void after_step(Buffer<float> params) override;
   void end_training() override;
   AlgorithmStats stats() const override;
@@ -68,8 +77,15 @@ class Adpsgd final : public Gossip {
   // on (peers pace the rounds by their training); after it, --comm-timeout. False when training
   // has ended and round k is not one of the run's (a passive rank's way out).
   bool wait_for_round_message(int peer, std::uint64_t k);
-  // Averages x_ with a peer's parameters (lock held) and counts the exchange.
-  void average_with(std::span<const std::byte> peer_params, double seconds);
+  // The header of a model of x_'s size, to `peer`.
+  void send_header(int peer);
+  // Throws unless `header` announces a model of x_'s size.
+  void check_header(std::span<const std::byte> header) const;
+  // Sends x_ to `peer` and receives its model into incoming_ at once, and waits for both (lock
+  // held).
+  void swap_models(int peer);
+  // Averages x_ with incoming_ (lock held) and counts the exchange.
+  void average_with_incoming(double seconds);
   // Stops the gossip thread and waits for it while it makes progress: false if no exchange
   // completed within the timeout and the thread did not end.
   bool stop_gossip(double timeout_seconds);
@@ -78,12 +94,18 @@ class Adpsgd final : public Gossip {
   const double timeout_seconds_;
   std::unique_ptr<comm::Communicator> gossip_comm_;
   std::unique_ptr<comm::SharedCounter> budget_;
+  // The gossip thread's stream, and the latest work of each thread on x_; made by
+  // begin_training, where the parameters are. The stream outlives the buffers below.
+  std::unique_ptr<kernels::ops::SideStream> stream_;
+  std::unique_ptr<kernels::ops::StreamPoint> training_done_, gossip_done_;
   std::int64_t budget_end_ = 0;  // the counter value at which this epoch's budget runs out
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<float> x_;     // the parameters both threads work on
-  std::vector<float> last_;  // what the training thread was handed after its previous step
+  kernels::ops::Storage<float> x_;     // the parameters both threads work on
+  kernels::ops::Storage<float> last_;  // what the training thread was handed after its last step
+  kernels::ops::Storage<float> outgoing_, incoming_;  // the gossip thread's models in transit
+  std::vector<std::byte> header_;                     // the gossip thread's last header received
   std::uint64_t trained_ = 0;
   std::uint64_t resumed_at_ = 0;       // trained_ as restored from a checkpoint
   std::uint64_t exchanges_ = 0;        // completed since begin_training

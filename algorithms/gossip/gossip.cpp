@@ -70,25 +70,14 @@ void Gossip::begin_evaluation(Buffer<float> params, bool own_model) {
 }
 
 void Gossip::keep_own_model(Buffer<const float> params) {
-  if (!params.on_host()) {
-    own_model_on_device_.resize(params.size(), params.place());
-    kernels::ops::copy(params, own_model_on_device_.buffer());
-    return;
-  }
-  const std::span<const float> p = params.host("keep_own_model");
   own_model_ = idle_buffer();
-  own_model_.assign(p.begin(), p.end());
+  own_model_.resize(params.size(), params.place());
+  kernels::ops::copy(params, own_model_.buffer());
 }
 
 void Gossip::restore_own_model(Buffer<float> params) {
-  if (!params.on_host()) {
-    if (own_model_on_device_.size() == 0) return;
-    kernels::ops::copy(own_model_on_device_.buffer(), params);
-    own_model_on_device_ = {};
-    return;
-  }
-  if (own_model_.empty()) return;
-  kernels::ops::copy(own_model_, params);
+  if (own_model_.size() == 0) return;
+  kernels::ops::copy(own_model_.buffer(), params);
   return_idle_buffer(std::move(own_model_));
   own_model_ = {};
 }

@@ -68,12 +68,12 @@ class Gossip : public Algorithm {
   // for the slowest rank before the round is wait alone.
   void mix_round(Buffer<const float> message, const std::vector<int>& out,
                  const std::vector<int>& in, const SliceArrived& arrived, RoundHead head = {});
-  // While evaluation has other values in the parameters, the rank's own model waits in a copy:
-  // on the host in a buffer the algorithm has idle if it has one (idle_buffer), else a new one.
+  // While evaluation has other values in the parameters, the rank's own model waits in a copy,
+  // in a buffer the algorithm has idle if it has one (idle_buffer), else a new one.
   void keep_own_model(Buffer<const float> params);
   void restore_own_model(Buffer<float> params);
-  virtual std::vector<float> idle_buffer() { return {}; }
-  virtual void return_idle_buffer(std::vector<float>&& /*buffer*/) {}
+  virtual kernels::ops::Storage<float> idle_buffer() { return {}; }
+  virtual void return_idle_buffer(kernels::ops::Storage<float>&& /*buffer*/) {}
 
   comm::Communicator& comm_;
   std::unique_ptr<Topology> topology_;
@@ -83,9 +83,8 @@ class Gossip : public Algorithm {
 
  private:
   bool barrier_ = false;
-  kernels::ops::Storage<float> scratch_;  // mix_round's arriving slices
-  std::vector<float> own_model_;          // keep_own_model's copy on the host, during evaluation
-  kernels::ops::Storage<float> own_model_on_device_;  // the same for a model on a device
+  kernels::ops::Storage<float> scratch_;    // mix_round's arriving slices
+  kernels::ops::Storage<float> own_model_;  // keep_own_model's copy, during evaluation
 };
 
 }  // namespace commsgd::algorithms

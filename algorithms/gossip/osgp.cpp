@@ -43,24 +43,11 @@ void Osgp::communicate() {
     try {
       const TrafficMeter traffic(*thread_comm_);
       const Stopwatch watch;
-      // Each slice of the message, once sent, becomes the sum of that slice from the in-peers.
-      std::vector<float>& message = exchange.message;
-      const std::size_t in_degree = exchange.in.size();
-      exchange_in_slices(*thread_comm_, message, exchange.out, exchange.in, scratch,
-                         [&](std::size_t offset, std::size_t count, Buffer<const float> arrived) {
-                           if (in_degree == 0) return;
-                           const std::span<const float> received = arrived.host("osgp");
-                           for (std::size_t j = 0; j < count; ++j) {
-                             float sum = received[j];
-                             for (std::size_t i = 1; i < in_degree; ++i)
-                               sum += received[i * count + j];
-                             message[offset + j] = sum;
-                           }
-                         });
+      run(exchange, scratch);
       const double seconds = watch.seconds();
 
       const std::lock_guard lock(mutex_);
-      (in_degree > 0 ? arrived_ : spare_).push_back(std::move(message));
+      (exchange.in.empty() ? spare_ : arrived_).push_back(std::move(exchange));
       ++finished_;
       thread_seconds_ += seconds;
       traffic.add_to(thread_bytes_sent_, thread_bytes_received_);
@@ -70,6 +57,35 @@ void Osgp::communicate() {
     }
     changed_.notify_all();
   }
+}
+
+void Osgp::run(Exchange& exchange, kernels::ops::Storage<float>& scratch) {
+  stream_->enter();
+  const kernels::Place place = exchange.place;
+  const Buffer<float> message = exchange.message.buffer().on(place);
+  const std::size_t in_degree = exchange.in.size();
+  exchange.heads.resize(1 + in_degree, place);
+  const Buffer<float> heads = exchange.heads.buffer();
+  kernels::ops::copy_from_host(std::span(&exchange.weight, 1), heads.subspan(0, 1));
+  // Each slice of the message, once sent, becomes the sum of that slice from the in-peers.
+  exchange_in_slices(*thread_comm_, message, exchange.out, exchange.in, scratch,
+                     [&](std::size_t offset, std::size_t count, Buffer<const float> received) {
+                       if (in_degree == 0) return;
+                       const Buffer<float> sum = message.subspan(offset, count);
+                       kernels::ops::copy(received.subspan(0, count), sum);
+                       if (in_degree == 1) return;
+                       kernels::ops::add_blocks(
+                           sum, received.subspan(count, (in_degree - 1) * count), 1.0f);
+                     },
+                     {heads.subspan(0, 1), heads.subspan(1, in_degree)});
+  // What is handed back must be complete: the training thread adds it on its own stream. The
+  // communicator's wait ends in an error if a peer never comes; the weights' download then waits
+  // for the sums enqueued after the last slice.
+  thread_comm_->synchronize(place);
+  std::vector<float> weights(in_degree);
+  kernels::ops::copy_to_host(heads.subspan(1, in_degree), weights);
+  exchange.weight = 0;
+  for (const float w : weights) exchange.weight += w;
 }
 
 void Osgp::wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint64_t outstanding) {
@@ -82,26 +98,39 @@ void Osgp::wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint6
   if (failure_) std::rethrow_exception(failure_);
 }
 
-void Osgp::absorb_arrivals(std::span<float> x) {
+void Osgp::absorb_arrivals(Buffer<float> x) {
   absorbed_ = finished_;
-  for (std::vector<float>& sum : arrived_) {
-    push_sum_.absorb_weight(sum[0]);
-    float* __restrict mine = x.data();
-    const float* __restrict theirs = sum.data() + 1;
-    for (std::size_t i = 0; i < x.size(); ++i) mine[i] += theirs[i];
+  for (Exchange& sum : arrived_) {
+    push_sum_.absorb_weight(sum.weight);
+    kernels::ops::add(x, sum.message.buffer().on(x.place()));
     spare_.push_back(std::move(sum));
   }
   arrived_.clear();
 }
 
-void Osgp::start_exchange(std::span<float> x) {
+std::vector<float> Osgp::pending_weights() const {
+  std::vector<float> weights;
+  for (const Exchange& sum : arrived_) weights.push_back(sum.weight);
+  return weights;
+}
+
+void Osgp::start_exchange(Buffer<float> x) {
+  if (!stream_) stream_ = std::make_unique<kernels::ops::SideStream>(x.place().memory);
   Exchange exchange;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!spare_.empty()) {
+      exchange = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
   exchange.out = topology_->out_peers(comm_.rank(), iteration_);
   exchange.in = topology_->in_peers(comm_.rank(), iteration_);
-  exchange.message = idle_buffer();
-  exchange.message.resize(x.size() + 1);
-  exchange.message[0] = push_sum_.split(x, exchange.out.size());
-  std::copy(x.begin(), x.end(), exchange.message.begin() + 1);
+  exchange.place = stream_->place();
+  exchange.weight = push_sum_.split(x, exchange.out.size());
+  exchange.message.resize(x.size(), x.place());
+  kernels::ops::copy(x, exchange.message.buffer());
+  kernels::ops::order_after(exchange.place, x.place());
   stats_.entries_sent += exchange.out.size() * x.size();
 
   const std::lock_guard lock(mutex_);
@@ -112,7 +141,7 @@ void Osgp::start_exchange(std::span<float> x) {
   changed_.notify_all();
 }
 
-bool Osgp::ready_for_next_exchange(std::span<float> x) {
+bool Osgp::ready_for_next_exchange(Buffer<float> x) {
   std::unique_lock lock(mutex_);
   if (failure_) std::rethrow_exception(failure_);
   if (started_ > 0 && steps_since_start_ < limit_) {
@@ -130,12 +159,16 @@ bool Osgp::ready_for_next_exchange(std::span<float> x) {
   return true;
 }
 
-void Osgp::before_step(Buffer<float> params) {
-  push_sum_.to_numerator(params.host("osgp"));
+void Osgp::begin_training(Buffer<const float> params) {
+  const std::lock_guard lock(mutex_);
+  for (Exchange& sum : arrived_) kernels::ops::relocate(sum.message, params.place());
 }
 
-void Osgp::after_step(Buffer<float> buffer) {
-  const std::span<float> x = buffer.host("osgp");
+void Osgp::before_step(Buffer<float> params) {
+  push_sum_.to_numerator(params);
+}
+
+void Osgp::after_step(Buffer<float> x) {
   stats_.entries_offered += x.size();
   if (overlap_ == Overlap::one_in_flight) {
     if (ready_for_next_exchange(x)) start_exchange(x);
@@ -150,8 +183,7 @@ void Osgp::after_step(Buffer<float> buffer) {
   push_sum_.to_model(x);
 }
 
-void Osgp::begin_evaluation(Buffer<float> buffer, bool own_model) {
-  const std::span<float> params = buffer.host("osgp");
+void Osgp::begin_evaluation(Buffer<float> params, bool own_model) {
   std::unique_lock lock(mutex_);
   wait_until_outstanding(lock, 0);
   lock.unlock();
@@ -160,28 +192,30 @@ void Osgp::begin_evaluation(Buffer<float> buffer, bool own_model) {
   keep_own_model(params);
   lock.lock();
   push_sum_.to_numerator(params);
-  push_sum_.to_model(params, arrived_);
+  for (const Exchange& sum : arrived_)
+    kernels::ops::add(params, sum.message.buffer().on(params.place()));
+  push_sum_.to_model(params, pending_weights());
   lock.unlock();
   consensus_.measure(params, comm_, !own_model);
 }
 
-std::vector<float> Osgp::idle_buffer() {
+kernels::ops::Storage<float> Osgp::idle_buffer() {
   const std::lock_guard lock(mutex_);
   if (spare_.empty()) return {};
-  std::vector<float> buffer = std::move(spare_.back());
+  kernels::ops::Storage<float> buffer = std::move(spare_.back().message);
   spare_.pop_back();
   return buffer;
 }
 
-void Osgp::return_idle_buffer(std::vector<float>&& buffer) {
+void Osgp::return_idle_buffer(kernels::ops::Storage<float>&& buffer) {
   const std::lock_guard lock(mutex_);
-  spare_.push_back(std::move(buffer));
+  spare_.emplace_back().message = std::move(buffer);
 }
 
 float Osgp::flushed_weight() {
   std::unique_lock lock(mutex_);
   wait_until_outstanding(lock, 0);
-  return push_sum_.weight(arrived_);
+  return push_sum_.weight(pending_weights());
 }
 
 std::uint64_t Osgp::most_in_flight() const {
@@ -204,7 +238,13 @@ void Osgp::save_state(StateWriter& out) {
   std::unique_lock lock(mutex_);
   wait_until_outstanding(lock, 0);
   out.write(static_cast<std::uint64_t>(arrived_.size()));
-  for (const std::vector<float>& sum : arrived_) out.write(std::span<const float>(sum));
+  std::vector<float> values;
+  for (const Exchange& sum : arrived_) {
+    out.write(sum.weight);
+    values.resize(sum.message.size());
+    kernels::ops::copy_to_host(sum.message.buffer(), values);
+    out.write(std::span<const float>(values));
+  }
   out.write(steps_since_start_);
 }
 
@@ -213,7 +253,13 @@ void Osgp::load_state(StateReader& in) {
   push_sum_.load(in);
   const std::lock_guard lock(mutex_);
   arrived_.resize(in.read<std::uint64_t>());
-  for (std::vector<float>& sum : arrived_) in.read(sum);
+  std::vector<float> values;
+  for (Exchange& sum : arrived_) {
+    sum.weight = in.read<float>();
+    in.read(values);
+    sum.message.resize(values.size(), kernels::kHost);
+    kernels::ops::copy_from_host(values, sum.message.buffer());
+  }
   started_ = finished_ = absorbed_ = iteration_;
   steps_since_start_ = in.read<int>();
 }

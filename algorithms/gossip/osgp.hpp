@@ -27,11 +27,18 @@ namespace commsgd::algorithms {
 //     timing, so its ranks can start different numbers of rounds and wait on peers that never
 //     run them; with a fixed cadence every rank runs the same rounds. With s = 0 the two agree.
 //
-// Memory: x is the parameters (push_sum.hpp). An exchange's message is a copy of the share sent
-// (x changes while it travels), and the same buffer comes back holding the sum of what the
-// in-peers sent, added slice by slice as the slices arrive (gossip.hpp). Once absorbed, it is
-// reused for a later exchange: one model-sized buffer with one exchange in flight, up to τ + 1
-// with bounded staleness. Evaluation keeps the rank's model in one of them while it is idle.
+// Memory: x is the parameters (push_sum.hpp), wherever they are. An exchange's message is a copy
+// of the share sent (x changes while it travels), and the same buffer comes back holding the sum
+// of what the in-peers sent, added slice by slice as the slices arrive (gossip.hpp); the shares'
+// weights travel beside it. Once absorbed, it is reused for a later exchange: one model-sized
+// buffer with one exchange in flight, up to τ + 1 with bounded staleness. Evaluation keeps the
+// rank's model in one of them while it is idle.
+//
+// On a device the comm thread has a stream of its own (ops::SideStream), so a message waiting on
+// a peer never holds up the training stream: the message is copied on the training stream, which
+// the comm stream then follows (an event), and the comm thread waits for its stream before it
+// reports the exchange finished, so what it hands back is complete. Nothing crosses the bus but
+// the weights, a float per peer.
 //
 // Thread safety: the training thread owns push_sum_ and the parameters. The two threads share
 // only what mutex_ guards: the queue of exchanges to run, the arrivals not yet absorbed, the
@@ -46,6 +53,10 @@ class Osgp final : public Gossip {
        double timeout_seconds);
   ~Osgp() override;
 
+  bool works_in(kernels::Memory) const override { return true; }
+
+  // Moves arrivals restored from a checkpoint to where the parameters are.
+  void begin_training(Buffer<const float> params) override;
   void before_step(Buffer<float> params) override;
   void after_step(Buffer<float> x) override;
   // Waits for every exchange in flight first, and evaluates the model with every arrival added,
@@ -66,37 +77,46 @@ class Osgp final : public Gossip {
 
  private:
   struct Exchange {
-    std::vector<float> message;
+    kernels::ops::Storage<float> message;  // the share sent; once finished, the sum that came in
+    kernels::ops::Storage<float> heads;    // the share's weight, then the in-peers', on the wire
+    float weight = 0;  // the share's weight; once finished, the sum of the in-peers' (on the host)
     std::vector<int> out, in;
+    kernels::Place place;  // where the comm thread works on it
   };
 
   void communicate();  // the comm thread's loop
+  // Runs one exchange on the comm thread, over thread_comm_.
+  void run(Exchange& exchange, kernels::ops::Storage<float>& scratch);
   // Waits (on lock) until at most `outstanding` exchanges are unfinished; throws on a failure of
   // the comm thread or after the timeout.
   void wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint64_t outstanding);
   // Adds what arrived to (x, w) (lock held).
-  void absorb_arrivals(std::span<float> x);
+  void absorb_arrivals(Buffer<float> x);
+  // The weights of the arrivals not yet absorbed, in order (lock held).
+  std::vector<float> pending_weights() const;
   // A spare message buffer, if there is one.
-  std::vector<float> idle_buffer() override;
-  void return_idle_buffer(std::vector<float>&& buffer) override;
+  kernels::ops::Storage<float> idle_buffer() override;
+  void return_idle_buffer(kernels::ops::Storage<float>&& buffer) override;
 
   // Splits (x, w) and hands the share to the comm thread: the exchange of round iteration_.
-  void start_exchange(std::span<float> x);
+  void start_exchange(Buffer<float> x);
   // One in flight: whether to start the next exchange now (waiting for the last one if it is
   // due), absorbing the last one if it has landed.
-  bool ready_for_next_exchange(std::span<float> x);
+  bool ready_for_next_exchange(Buffer<float> x);
 
   const Overlap overlap_;
   const int limit_;
   const double timeout_seconds_;
   std::unique_ptr<comm::Communicator> thread_comm_;
   PushSum push_sum_;
+  // The comm thread's stream, made with the first exchange; it outlives the buffers below.
+  std::unique_ptr<kernels::ops::SideStream> stream_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Exchange> queue_;
-  std::vector<std::vector<float>> arrived_;  // finished exchanges' sums of what came in
-  std::vector<std::vector<float>> spare_;    // absorbed buffers, for the next messages
+  std::vector<Exchange> arrived_;  // finished exchanges, holding the sums of what came in
+  std::vector<Exchange> spare_;    // absorbed exchanges, whose buffers the next ones reuse
   std::uint64_t finished_ = 0;
   std::uint64_t started_ = 0, absorbed_ = 0, most_in_flight_ = 0;
   int steps_since_start_ = 0;  // one in flight: steps since the last exchange started

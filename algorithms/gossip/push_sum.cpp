@@ -15,24 +15,14 @@ float PushSum::split(kernels::Buffer<float> x, std::size_t out_degree) {
   return w_;
 }
 
-float PushSum::weight(std::span<const std::vector<float>> pending) const {
+float PushSum::weight(std::span<const float> pending) const {
   float w = w_;
-  for (const std::vector<float>& m : pending) w += m[0];
+  for (const float m : pending) w += m;
   return w;
 }
 
-void PushSum::to_model(kernels::Buffer<float> params) const {
-  kernels::ops::scale(params, 1.0f / w_);
-}
-
-void PushSum::to_model(std::span<float> params, std::span<const std::vector<float>> pending) const {
-  const float inverse = 1.0f / weight(pending);
-  float* __restrict p = params.data();
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    float sum = p[i];
-    for (const std::vector<float>& m : pending) sum += m[i + 1];
-    p[i] = sum * inverse;
-  }
+void PushSum::to_model(kernels::Buffer<float> params, std::span<const float> pending) const {
+  kernels::ops::scale(params, 1.0f / weight(pending));
 }
 
 }  // namespace commsgd::algorithms

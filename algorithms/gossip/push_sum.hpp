@@ -1,7 +1,6 @@
 #pragma once
 
 #include <span>
-#include <vector>
 
 #include "algorithms/state.hpp"
 #include "kernels/buffer.hpp"
@@ -26,14 +25,13 @@ class PushSum {
   float split(kernels::Buffer<float> x, std::size_t out_degree);
   // w += the weight that arrived with a message.
   void absorb_weight(float arrived) { w_ += arrived; }
-  // params: x → z = x / w.
-  void to_model(kernels::Buffer<float> params) const;
-  // With `pending` messages [w_m, x_m...] not yet absorbed (host memory), the model they will
-  // make once they are: (x + Σ x_m) / (w + Σ w_m).
-  void to_model(std::span<float> params, std::span<const std::vector<float>> pending) const;
+  // params: x → z = x / weight(pending). Without pending, x / w; with the weights of messages
+  // whose x_m have been added to params but not yet absorbed, the model they will make once they
+  // are: (x + Σ x_m) / (w + Σ w_m).
+  void to_model(kernels::Buffer<float> params, std::span<const float> pending = {}) const;
 
-  // w, or with `pending` messages not yet absorbed, w + Σ w_m.
-  float weight(std::span<const std::vector<float>> pending = {}) const;
+  // w + Σ pending, added in order.
+  float weight(std::span<const float> pending = {}) const;
   void save(StateWriter& out) const { out.write(w_); }
   void load(StateReader& in) { w_ = in.read<float>(); }
 

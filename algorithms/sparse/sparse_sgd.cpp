@@ -155,16 +155,9 @@ void SparseSgd::save_state(StateWriter& out) {
 }
 
 void SparseSgd::place_residual(Buffer<const float> grads) {
-  const bool restored = residual_.size() == grads.size();
-  if (restored && residual_.buffer().place() == grads.place()) return;
-  std::vector<float> values(restored ? grads.size() : 0);
-  if (restored) kernels::ops::copy_to_host(residual_.buffer(), values);
+  if (residual_.size() == grads.size()) return kernels::ops::relocate(residual_, grads.place());
   residual_.resize(grads.size(), grads.place());
-  if (restored) {
-    kernels::ops::copy_from_host(values, residual_.buffer());
-  } else {
-    kernels::ops::fill_zero(residual_.buffer());
-  }
+  kernels::ops::fill_zero(residual_.buffer());
 }
 
 // Into host memory: place_residual moves it where the gradient is at the first step.

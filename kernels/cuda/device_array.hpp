@@ -16,6 +16,16 @@ void check(cudaError_t status, const char* what);
 // The first launch error of the kernels just enqueued (a bad configuration, no device), if any.
 void check_launch(const char* what);
 
+// From now on, work enqueued on `later` runs after the work enqueued on `earlier` so far (an
+// event; the host does not wait).
+inline void order_streams(cudaStream_t later, cudaStream_t earlier) {
+  cudaEvent_t done = nullptr;
+  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+  check(cudaEventRecord(done, earlier), "cudaEventRecord");
+  check(cudaStreamWaitEvent(later, done), "cudaStreamWaitEvent");
+  check(cudaEventDestroy(done), "cudaEventDestroy");  // released once it has fired
+}
+
 template <class T>
 class DeviceArray {
  public:
@@ -49,19 +59,12 @@ class DeviceArray {
   // sending it) must be ordered before the array is written again or freed, as for any
   // stream-ordered memory. The last stream must outlive the array, which is freed there.
   void reserve(std::size_t size, cudaStream_t stream) {
-    if (data_ != nullptr && stream != stream_) order_after_previous_stream(stream);
+    if (data_ != nullptr && stream != stream_) order_streams(stream, stream_);
     stream_ = stream;
     if (size > size_) resize(size);
   }
 
  private:
-  void order_after_previous_stream(cudaStream_t stream) {
-    cudaEvent_t done = nullptr;
-    check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
-    check(cudaEventRecord(done, stream_), "cudaEventRecord");
-    check(cudaStreamWaitEvent(stream, done), "cudaStreamWaitEvent");
-    check(cudaEventDestroy(done), "cudaEventDestroy");  // released once it has fired
-  }
   void resize(std::size_t size) {
     if (data_ != nullptr)
       check(cudaFreeAsync(std::exchange(data_, nullptr), stream_), "cudaFreeAsync");

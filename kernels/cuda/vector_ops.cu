@@ -33,6 +33,12 @@ __global__ void add_blocks_kernel(float* x, const float* blocks, std::size_t n,
   }
 }
 
+__global__ void add_difference_kernel(float* x, const float* a, const float* b, std::size_t n) {
+  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+    x[i] = __fadd_rn(x[i], __fsub_rn(a[i], b[i]));
+  }
+}
+
 // Σ (x − y)² (Σ x² with y null): one partial sum per block, in shared memory then atomically into
 // *sum.
 __global__ void squared_distance_kernel(const float* x, const float* y, std::size_t n,
@@ -97,6 +103,12 @@ void add_blocks(float* x, const float* blocks, std::size_t n, std::size_t block_
   add_blocks_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(
       x, blocks, n, block_count, share);
   check_launch("cuda add_blocks");
+}
+
+void add_difference(float* x, const float* a, const float* b, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  add_difference_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(x, a, b, n);
+  check_launch("cuda add_difference");
 }
 
 double squared_norm(const float* x, std::size_t n, cudaStream_t stream) {

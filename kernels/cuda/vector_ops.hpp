@@ -29,6 +29,9 @@ double squared_norm(const float* x, std::size_t n, cudaStream_t stream);
 void add_blocks(float* x, const float* blocks, std::size_t n, std::size_t block_count, float share,
                 cudaStream_t stream);
 
+// x += a − b over n entries, the difference rounded first.
+void add_difference(float* x, const float* a, const float* b, std::size_t n, cudaStream_t stream);
+
 // Σ (a − b)² in double; synchronizes the stream to return it.
 double squared_distance(const float* a, const float* b, std::size_t n, cudaStream_t stream);
 

@@ -21,6 +21,7 @@ struct Case {
   // further than a dense step does.
   double tolerance;
   bool on_device = true;  // works on device buffers (else: host copies over MPI)
+  std::vector<std::string> options = {};
 };
 
 void PrintTo(const Case& c, std::ostream* out) {
@@ -37,6 +38,7 @@ TEST_P(CudaTraining, FollowsTheCpuTrajectory) {
       "--algo",   c.algo,         "--model",   c.model, "--max-steps", "12",     "--epochs",
       "1",        "--batch-size", "16",        "--lr",  "0.05",        "--seed", "5",
       "--db-dir", dir_.string(),  "--density", "0.01",  "--log-every", "4"};
+  common.insert(common.end(), c.options.begin(), c.options.end());
   if (c.model == "mlp") {
     common.insert(common.end(), {"--dataset", "csv", "--data-path", COMMSGD_DIGITS_CSV});
   } else {
@@ -77,9 +79,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"dense", "mlp", 1e-4}, Case{"dense", "resnet20", 1e-3},
                       Case{"topk", "mlp", 1e-2}, Case{"gtopk", "mlp", 1e-2},
                       Case{"gaussiank", "mlp", 1e-2}, Case{"dpsgd", "mlp", 1e-3},
-                      Case{"sgp", "resnet20", 1e-2}, Case{"osgp", "mlp", 1e-2, false}),
+                      Case{"sgp", "resnet20", 1e-2}, Case{"osgp", "mlp", 1e-2},
+                      // Asynchronous: its mixes land when the threads get to them.
+                      Case{"adpsgd", "mlp", 5e-2},
+                      // A study looks at the accumulated gradient on the host: staged.
+                      Case{"topk", "mlp", 1e-2, false, {"--grad-stats-every", "4"}}),
     [](const ::testing::TestParamInfo<Case>& info) {
-      return info.param.algo + "_" + info.param.model;
+      return info.param.algo + "_" + info.param.model + (info.param.on_device ? "" : "_staged");
     });
 
 }  // namespace

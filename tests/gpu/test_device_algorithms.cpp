@@ -2,7 +2,9 @@
 // device's buffers (the communicator's staged back end, so ranks may share one GPU) and on host
 // buffers. The same results, bit for bit where the arithmetic is the same (every case here but
 // Gaussian-k, whose threshold comes from sums in another order), and for the sparse family O(k)
-// bytes over the bus per step, not O(d). Every rank skips alike without a CUDA device.
+// bytes over the bus per step, not O(d). AD-PSGD, whose threads decide when pairs mix, is held
+// to what timing does not change: the bits of its directed rounds, the sum its pairs keep. Every
+// rank skips alike without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -49,7 +51,9 @@ std::vector<float> gradient(int rank, int step) {
   return g;
 }
 
-class DeviceAlgorithms : public ::testing::TestWithParam<Case> {
+// Ranks whose communicator carries device buffers over MPI (the staged back end), each on a
+// device of its node.
+class DeviceRanks : public ::testing::Test {
  protected:
   void SetUp() override {
     if (const std::string missing = testing::no_cuda_device(comm_); !missing.empty()) {
@@ -61,20 +65,32 @@ class DeviceAlgorithms : public ::testing::TestWithParam<Case> {
     comm_.attach_device_backend(std::make_unique<comm::StagedBackend>(comm_));
   }
 
+  // Storage of n floats in `place`, set to `values` (zeros if empty).
+  static kernels::ops::Storage<float> storage(std::size_t n, kernels::Place place,
+                                              const std::vector<float>& values = {}) {
+    kernels::ops::Storage<float> s;
+    s.resize(n, place);
+    if (values.empty()) {
+      kernels::ops::fill_zero(s.buffer());
+    } else {
+      kernels::ops::copy_from_host(values, s.buffer());
+    }
+    return s;
+  }
+
+  comm::MpiCommunicator comm_;
+};
+
+class DeviceAlgorithms : public DeviceRanks, public ::testing::WithParamInterface<Case> {
+ protected:
   // Runs kSteps of the trainer's order (synchronize, before_step, an SGD step, after_step) on
   // buffers in `place`, from parameters equal on every rank; returns the final parameters.
   std::vector<float> train(const AlgorithmConfig& config, kernels::Place place,
                            std::uint64_t& bus_bytes_per_step) {
     const std::unique_ptr<Algorithm> algorithm = make_algorithm(config, comm_);
     EXPECT_TRUE(algorithm->works_in(place.memory));
-    const auto storage = [&](std::size_t n) {
-      kernels::ops::Storage<float> s;
-      s.resize(n, place);
-      kernels::ops::fill_zero(s.buffer());
-      return s;
-    };
-    kernels::ops::Storage<float> params = storage(kD), grads = storage(kD), momentum = storage(kD);
-    kernels::ops::copy_from_host(gradient(-1, 0), params.buffer());
+    kernels::ops::Storage<float> params = storage(kD, place, gradient(-1, 0));
+    kernels::ops::Storage<float> grads = storage(kD, place), momentum = storage(kD, place);
     algorithm->begin_training(params.buffer());
     std::uint64_t most = 0;
     for (int step = 0; step < kSteps; ++step) {
@@ -93,8 +109,6 @@ class DeviceAlgorithms : public ::testing::TestWithParam<Case> {
     kernels::ops::copy_to_host(params.buffer(), result);
     return result;
   }
-
-  comm::MpiCommunicator comm_;
 };
 
 TEST_P(DeviceAlgorithms, MatchTheHostRunAndMoveLittleOverTheBus) {
@@ -103,6 +117,7 @@ TEST_P(DeviceAlgorithms, MatchTheHostRunAndMoveLittleOverTheBus) {
   config.algo = c.algo;
   config.density = kDensity;
   config.bucket_bytes = 0;
+  config.max_staleness = 0;  // osgp: each step absorbs its own exchange, whatever the timing
   std::uint64_t host_bus = 0, device_bus = 0;
   const std::vector<float> on_host = train(config, kernels::kHost, host_bus);
   const std::vector<float> on_device = train(config, kernels::cuda_place(nullptr), device_bus);
@@ -131,10 +146,67 @@ TEST_P(DeviceAlgorithms, MatchTheHostRunAndMoveLittleOverTheBus) {
 INSTANTIATE_TEST_SUITE_P(Algorithms, DeviceAlgorithms,
                          ::testing::Values(Case{"dense", true}, Case{"topk", true},
                                            Case{"gtopk", true}, Case{"gaussiank", false},
-                                           Case{"dpsgd", true}, Case{"sgp", true}),
+                                           Case{"dpsgd", true}, Case{"sgp", true},
+                                           Case{"osgp", true}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.algo;
                          });
+
+// AD-PSGD's gossip thread on a stream of its own, with nothing trained (the parameters handed
+// back unchanged after each step), from a model that differs on every rank: returns the final
+// parameters once every round has been absorbed.
+std::vector<float> run_adpsgd(comm::Communicator& comm, bool directed, long iterations,
+                              kernels::Place place) {
+  AlgorithmConfig config;
+  config.algo = "adpsgd";
+  config.directed_mixing = directed;
+  config.topology = config.directed_mixing ? "bipartite-exponential-two-sided" : "";
+  const std::unique_ptr<Algorithm> adpsgd = make_algorithm(config, comm);
+  EXPECT_TRUE(adpsgd->works_in(place.memory));
+  kernels::ops::Storage<float> params;
+  params.resize(kD, place);
+  kernels::ops::copy_from_host(gradient(comm.rank(), 99), params.buffer());
+  adpsgd->begin_training(params.buffer());
+  for (long done = 0; adpsgd->next_iteration(done, iterations); ++done) {
+    adpsgd->before_step(params.buffer());
+    adpsgd->after_step(params.buffer());
+  }
+  adpsgd->end_training();
+  adpsgd->after_step(params.buffer());  // picks up the last rounds
+  std::vector<float> result(kD);
+  kernels::ops::copy_to_host(params.buffer(), result);
+  return result;
+}
+
+// Directed rounds are a fixed schedule of averages (x_r ← (x_r + x_{r−o_k})/2, one per planned
+// iteration whoever trained it): on device buffers the same bits as on the host.
+TEST_F(DeviceRanks, DirectedAdpsgdMixesLikeTheHostRunBitForBit) {
+  if (comm_.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
+  const std::vector<float> on_host = run_adpsgd(comm_, true, 7, kernels::kHost);
+  const std::vector<float> on_device = run_adpsgd(comm_, true, 7, kernels::cuda_place(nullptr));
+  for (std::size_t i = 0; i < kD; ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(on_device[i]), std::bit_cast<std::uint32_t>(on_host[i]))
+        << "entry " << i;
+  }
+}
+
+// Symmetric pairs run whenever the threads get to them, so only what every pairwise average
+// keeps can be checked: the sum of the models over the ranks.
+TEST_F(DeviceRanks, SymmetricAdpsgdKeepsTheSumOfTheModelsOnTheDevice) {
+  if (comm_.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
+  const std::vector<float> start = gradient(comm_.rank(), 99);
+  std::vector<double> before(start.begin(), start.end());
+  const std::vector<float> mixed = run_adpsgd(comm_, false, 20, kernels::cuda_place(nullptr));
+  std::vector<double> after(mixed.begin(), mixed.end());
+  comm_.allreduce(std::span(before), comm::ReduceOp::sum);
+  comm_.allreduce(std::span(after), comm::ReduceOp::sum);
+  double distance = 0, norm = 0;
+  for (std::size_t i = 0; i < kD; ++i) {
+    distance += (after[i] - before[i]) * (after[i] - before[i]);
+    norm += before[i] * before[i];
+  }
+  EXPECT_LE(std::sqrt(distance / norm), 1e-5);
+}
 
 }  // namespace
 }  // namespace commsgd::algorithms

@@ -407,6 +407,11 @@ TEST_F(CudaKernels, DenseOperationsAreTheCpus) {
   scale(x, 0.3f);
   cuda::scale(dx.data(), d, 0.3f, stream_);
   expect_bits(x, dx.download(stream_), "scale");
+  const std::vector<float> b = normal_vector(d, 44);
+  DeviceVector db(b, stream_);
+  add_difference(x, g, b);
+  cuda::add_difference(dx.data(), dg.data(), db.data(), d, stream_);
+  expect_bits(x, dx.download(stream_), "add_difference");
   const double norm = squared_norm(x);
   EXPECT_NEAR(cuda::squared_norm(dx.data(), d, stream_), norm, 1e-12 * norm)
       << "summed in another order";

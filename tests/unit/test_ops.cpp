@@ -41,6 +41,18 @@ TEST(Buffers, ADeviceBufferHasNoHostView) {
   EXPECT_EQ(b.subspan(0, 1).place(), b.place());
 }
 
+TEST(Buffers, OnChangesTheStreamNotTheMemory) {
+  float x[3] = {};
+  const Buffer<float> device(x, 3, cuda_place(nullptr));
+  int stream = 0;
+  const Buffer<float> elsewhere = device.on(cuda_place(&stream));
+  EXPECT_EQ(elsewhere.data(), x);
+  EXPECT_EQ(elsewhere.size(), 3u);
+  EXPECT_EQ(elsewhere.place().stream, &stream);
+  EXPECT_THROW((void)device.on(kHost), std::invalid_argument);
+  EXPECT_THROW((void)Buffer<float>(x, 3, kHost).on(cuda_place(nullptr)), std::invalid_argument);
+}
+
 TEST(Ops, HostOperationsAreTheHostKernels) {
   const std::vector<float> g = ramp(1001, -3.0f, 0.007f);
   std::vector<float> acc = ramp(1001, 1.0f, -0.003f), expected = acc;
@@ -56,6 +68,11 @@ TEST(Ops, HostOperationsAreTheHostKernels) {
   std::vector<float> copied(acc.size());
   ops::copy(acc, copied);
   EXPECT_EQ(copied, acc);
+
+  // Large minus large: the difference is exact, the sum of the three in another order is not.
+  std::vector<float> x(3, 1.0f), a(3, 1e8f), b(3, 1e8f - 8.0f);
+  ops::add_difference(x, a, b);
+  EXPECT_EQ(x, std::vector<float>(3, 9.0f));
 
   std::vector<float> p = ramp(1001, 0.5f, 0.001f), q = p, m(p.size(), 0.0f), n = m;
   const SgdHyperParams hp{0.1f, 0.9f, 1e-4f, true};
@@ -94,6 +111,28 @@ TEST(Ops, WithoutCudaADeviceBufferIsRefused) {
   EXPECT_THROW(ops::scale(device, 2.0f), std::logic_error);
   ops::Storage<float> storage;
   EXPECT_THROW(storage.resize(4, cuda_place(nullptr)), std::logic_error);
+}
+
+// A side stream and stream points on the host order nothing: host calls return done.
+TEST(Ops, StreamsOnTheHostAreNoOps) {
+  const ops::SideStream side(Memory::host);
+  EXPECT_EQ(side.place(), kHost);
+  side.enter();
+  ops::StreamPoint point(Memory::host);
+  point.record(kHost);
+  point.wait(side.place());
+  ops::order_after(side.place(), kHost);
+  EXPECT_THROW(ops::order_after(kHost, cuda_place(nullptr)), std::invalid_argument);
+}
+
+TEST(Ops, RelocatingWithinHostMemoryKeepsTheStorage) {
+  ops::Storage<float> s;
+  s.resize(4, kHost);
+  std::iota(s.buffer().data(), s.buffer().data() + 4, 1.0f);
+  const float* before = s.buffer().data();
+  ops::relocate(s, kHost);
+  EXPECT_EQ(s.buffer().data(), before);
+  EXPECT_EQ(s.buffer().data()[3], 4.0f);
 }
 
 TEST(Ops, HostStorageGrowsAndKeepsItsPlace) {
