@@ -60,12 +60,16 @@ void Dense::communicate() {
     if (stopping_) return;
     const GradientBuckets::Range r = buckets_->range(reduced_);
     const Buffer<float> bucket = grads_.subspan(r.begin, r.end - r.begin);
+    const kernels::Place place = stream_->place();
     lock.unlock();
     const TrafficMeter traffic(*thread_comm_);
     const Stopwatch watch;
     std::exception_ptr failure;
     try {
-      average(*thread_comm_, bucket);
+      stream_->enter();
+      // Backward has queued the bucket's last gradient on its stream by now.
+      kernels::ops::order_after(place, bucket.place());
+      average(*thread_comm_, bucket.on(place));
     } catch (...) {
       failure = std::current_exception();
     }
@@ -84,6 +88,7 @@ void Dense::communicate() {
 
 void Dense::open_backward(Buffer<float> grads) {
   if (!buckets_) buckets_.emplace(grads.size(), bucket_entries_);
+  if (!stream_) stream_ = std::make_unique<kernels::ops::SideStream>(grads.place().memory);
   buckets_->reset();
   grads_ = grads;
   reduced_ = 0;
@@ -136,6 +141,7 @@ void Dense::synchronize_gradients(Buffer<float> grads) {
   backward_open_ = false;
   stats_.wait_seconds += watch.seconds();
   if (failure_) std::rethrow_exception(failure_);
+  kernels::ops::order_after(grads.place(), stream_->place());  // the step uses the mean
 }
 
 AlgorithmStats Dense::stats() const {

@@ -27,6 +27,10 @@ namespace commsgd::algorithms {
 // Written against buffers and kernels/ops.hpp, so the gradient may be in host or CUDA memory;
 // the communicator sends it over MPI or NCCL accordingly. On a device every bucket's allreduce is
 // waited for before it counts as done, so that its time is the transfer's, not the enqueueing's.
+// The comm thread reduces on a stream of its own (ops::SideStream), so that a bucket's transfer
+// runs beside the backward kernels of the layers below instead of queued behind them: the stream
+// follows the default one from the moment the bucket is full (an event), and the step follows
+// the comm stream once every bucket is done.
 //
 // Thread safety: the comm thread touches a bucket's entries only after backward has reported all
 // of them, and the training thread reads the gradient only after synchronize_gradients() has
@@ -58,6 +62,8 @@ class Dense final : public Algorithm {
   const comm::DataType wire_;
   const std::size_t bucket_entries_;
   const bool barrier_;
+  // The comm thread's stream, made by the first backward; it outlives the buffer below.
+  std::unique_ptr<kernels::ops::SideStream> stream_;
   // A bucket in 16 bits, used by whoever averages.
   kernels::ops::Storage<std::uint16_t> wire_buffer_;
   AlgorithmStats stats_;  // the training thread's own
