@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/abs_order.hpp"
+#include "kernels/merge_avx512.hpp"
 
 namespace commsgd::kernels {
 namespace {
@@ -51,11 +52,7 @@ bool strictly_increasing(const SparseSet& s) {
 }
 
 // The three arrays of a sparse set with tags, as the merge reads and writes them.
-struct Entries {
-  std::uint32_t* indices;
-  float* values;
-  std::uint32_t* tags;
-};
+using Entries = detail::MergedEntries;
 
 // The first step of merge_keep_k: a and b merged by index as multisets, a's entry before b's on a
 // shared index, into `to` (room for a.size() + b.size()); every entry of either lands at its own
@@ -173,6 +170,15 @@ std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, A
   return {m - shared, kept};
 }
 
+// keep_at_least with AVX-512 where it runs (merge_avx512.hpp).
+template <bool Tagged>
+std::pair<std::size_t, std::size_t> keep_at_least_fastest(Entries from, std::size_t m, AbsKey low,
+                                                          Entries to) {
+  if (!detail::avx512_merge_enabled()) return keep_at_least<Tagged>(from, m, low, to);
+  if constexpr (!Tagged) from.tags = to.tags = nullptr;
+  return detail::keep_at_least_avx512(from, m, low, to);
+}
+
 // The keys in [low, high] of n kept entries (all at least low), each packed with its position so
 // that one descending integer order is the selection order (larger key, then smaller position,
 // which is smaller index), written to `bracket` without a branch; returns how many, and counts
@@ -189,6 +195,15 @@ std::size_t gather_bracket(const float* __restrict values, std::size_t n, AbsKey
   }
   above = over;
   return gathered;
+}
+
+// gather_bracket with AVX-512 where it runs (merge_avx512.hpp).
+std::size_t gather_bracket_fastest(const float* values, std::size_t n, AbsKey high,
+                                   std::uint64_t* bracket, std::size_t& above) {
+  if (detail::avx512_merge_enabled()) {
+    return detail::gather_bracket_avx512(values, n, high, bracket, above);
+  }
+  return gather_bracket(values, n, high, bracket, above);
 }
 
 // A bracket [low, high] around the k-th key of the m merged entries, from a strided sample of
@@ -212,6 +227,25 @@ std::pair<AbsKey, AbsKey> bracket_by_sample(const float* values, std::size_t m, 
   std::nth_element(sample.begin(), sample.begin() + (high_rank - 1),
                    sample.begin() + (low_rank - 1), descending);
   return {low, std::max(low, sample[high_rank - 1])};
+}
+
+// The last step: the n kept entries not dropped, in order, to `to` (room for one more than
+// those kept). Every entry is written at the next free place, dropped or not: no branch.
+template <bool Tagged>
+void write_kept(Entries from, const std::uint8_t* __restrict dropped, std::size_t n, Entries to) {
+  const std::uint32_t* __restrict ki = from.indices;
+  const float* __restrict kv = from.values;
+  const std::uint32_t* __restrict kt = from.tags;
+  std::uint32_t* __restrict oi = to.indices;
+  float* __restrict ov = to.values;
+  std::uint32_t* __restrict ot = to.tags;
+  std::size_t w = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    oi[w] = ki[t];
+    ov[w] = kv[t];
+    if constexpr (Tagged) ot[w] = kt[t];
+    w += dropped[t] ^ 1u;
+  }
 }
 
 // The scratch one thread's merges share, kept between calls so that a gTop-k round allocates
@@ -248,7 +282,14 @@ void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const Sp
   }
   const Entries merged{s.indices.data(), s.values.data(), s.tags.data()};
   const Entries kept{s.kept_indices.data(), s.kept_values.data(), s.kept_tags.data()};
-  merge_as_multisets<Tagged>(a, a_tags, b, b_tags, merged);
+  if (detail::avx512_merge_enabled()) {
+    detail::merge_as_multisets_avx512({a.indices.data(), a.values.data(), a_tags, a.size()},
+                                      {b.indices.data(), b.values.data(), b_tags, b.size()},
+                                      merged.indices, merged.values,
+                                      Tagged ? merged.tags : nullptr);
+  } else {
+    merge_as_multisets<Tagged>(a, a_tags, b, b_tags, merged);
+  }
   if (m > 0) s.indices[m] = ~s.indices[m - 1];  // the sentinel: shares no index
 
   // Only what can be among the first k is kept: the entries at or above the bracket's low end,
@@ -256,17 +297,18 @@ void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const Sp
   constexpr AbsKey kEverything = 0, kTop = std::numeric_limits<AbsKey>::max();
   auto [low, high] =
       m <= k ? std::pair{kEverything, kTop} : bracket_by_sample(s.values.data(), m, k, s.sample);
-  auto [union_size, n] = keep_at_least<Tagged>(merged, m, low, kept);
+  auto [union_size, n] = keep_at_least_fastest<Tagged>(merged, m, low, kept);
   s.bracket.resize(n);
   std::size_t above = 0;
-  std::size_t bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
+  std::size_t bracketed =
+      gather_bracket_fastest(s.kept_values.data(), n, high, s.bracket.data(), above);
   const bool complete = union_size <= k ? n == union_size : n >= k && above < k;
   if (!complete) {
     low = kEverything;
     high = kTop;
-    std::tie(union_size, n) = keep_at_least<Tagged>(merged, m, low, kept);
+    std::tie(union_size, n) = keep_at_least_fastest<Tagged>(merged, m, low, kept);
     s.bracket.resize(n);
-    bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
+    bracketed = gather_bracket_fastest(s.kept_values.data(), n, high, s.bracket.data(), above);
   }
 
   // The bracket's first k - above in the selection order are kept; the rest of it is dropped.
@@ -280,25 +322,16 @@ void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const Sp
     }
   }
   const std::size_t size = std::min(union_size, k);
-  // Every entry is written at the next free place, dropped or not, so one past the end is room.
-  out.values.resize(size + 1);
-  out.indices.resize(size + 1);
-  if constexpr (Tagged) out_tags->resize(size + 1);
-  {
-    const std::uint32_t* __restrict ki = s.kept_indices.data();
-    const float* __restrict kv = s.kept_values.data();
-    const std::uint32_t* __restrict kt = s.kept_tags.data();
-    const std::uint8_t* __restrict drop = s.dropped.data();
-    std::uint32_t* __restrict oi = out.indices.data();
-    float* __restrict ov = out.values.data();
-    std::uint32_t* __restrict ot = Tagged ? out_tags->data() : nullptr;
-    std::size_t w = 0;
-    for (std::size_t t = 0; t < n; ++t) {
-      oi[w] = ki[t];
-      ov[w] = kv[t];
-      if constexpr (Tagged) ot[w] = kt[t];
-      w += drop[t] ^ 1u;
-    }
+  // Room for what write_kept writes past the last entry kept: one entry, or a block of 16.
+  out.values.resize(n + 16);
+  out.indices.resize(n + 16);
+  if constexpr (Tagged) out_tags->resize(n + 16);
+  const Entries to{out.indices.data(), out.values.data(), Tagged ? out_tags->data() : nullptr};
+  if (detail::avx512_merge_enabled()) {
+    detail::write_kept_avx512({kept.indices, kept.values, Tagged ? kept.tags : nullptr},
+                              s.dropped.data(), n, to);
+  } else {
+    write_kept<Tagged>(kept, s.dropped.data(), n, to);
   }
   out.values.resize(size);
   out.indices.resize(size);

@@ -1,0 +1,242 @@
+#include "kernels/merge_avx512.hpp"
+
+// GCC 12 warns inside its own AVX-512 headers: their intrinsics pass an undefined vector as the
+// masked-off source, which -Wmaybe-uninitialized takes for a read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <cstdlib>
+
+#include "kernels/abs_order.hpp"
+
+// Compiled for AVX-512 function by function, so that the rest of the library, and machines
+// without it, are untouched: avx512_merge_enabled() decides at run time.
+#define COMMSGD_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,popcnt")))
+
+namespace commsgd::kernels::detail {
+namespace {
+
+// sum + 1 in the lanes where mine is above theirs.
+COMMSGD_AVX512 inline __m512i add_if_above(__m512i sum, __m512i mine, std::uint32_t theirs) {
+  const __mmask16 above =
+      _mm512_cmpgt_epu32_mask(mine, _mm512_set1_epi32(static_cast<int>(theirs)));
+  return _mm512_mask_add_epi32(sum, above, sum, _mm512_set1_epi32(1));
+}
+
+// Writes the merge 16 positions at a time. The next 16 positions hold the 16 smallest of a's
+// next 16 entries and b's next 16 (a's first on a shared index): a's entry in lane l goes to
+// l + #{b's 16 below it}, when that is under 16. Those counts are 16 compares of a's lanes with
+// each of b's entries in turn, so a block depends on the one before only through how many it
+// took from each side, not through a chain of single comparisons as the scalar merge does. An
+// expanding load of each side then fills the lanes the positions left it, in order.
+template <bool Tagged>
+COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_indices,
+                                 float* out_values, std::uint32_t* out_tags) {
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  std::size_t i = 0, j = 0;
+  for (; i + 16 <= a.n && j + 16 <= b.n;) {
+    const __m512i mine = _mm512_loadu_si512(a.indices + i);
+    // Four sums of four compares each, so that the adds are not one chain of sixteen. Named
+    // registers, not an array: GCC at -O2 keeps an array it indexes in a loop in memory.
+    __m512i below0 = lane, below1 = _mm512_setzero_si512(), below2 = below1, below3 = below1;
+    for (std::size_t r = j; r < j + 16; r += 4) {
+      below0 = add_if_above(below0, mine, b.indices[r]);
+      below1 = add_if_above(below1, mine, b.indices[r + 1]);
+      below2 = add_if_above(below2, mine, b.indices[r + 2]);
+      below3 = add_if_above(below3, mine, b.indices[r + 3]);
+    }
+    const __m512i at =
+        _mm512_add_epi32(_mm512_add_epi32(below0, below1), _mm512_add_epi32(below2, below3));
+    const __mmask16 taken_lanes = _mm512_cmplt_epu32_mask(at, sixteen);
+    const auto from_a = static_cast<__mmask16>(
+        _mm512_mask_reduce_or_epi32(taken_lanes, _mm512_sllv_epi32(one, at)));
+    const auto from_b = static_cast<__mmask16>(~from_a);
+    const std::size_t t = i + j;
+    _mm512_storeu_si512(out_indices + t, _mm512_mask_expandloadu_epi32(
+                                             _mm512_maskz_expandloadu_epi32(from_b, b.indices + j),
+                                             from_a, a.indices + i));
+    _mm512_storeu_ps(out_values + t,
+                     _mm512_mask_expandloadu_ps(_mm512_maskz_expandloadu_ps(from_b, b.values + j),
+                                                from_a, a.values + i));
+    if constexpr (Tagged) {
+      _mm512_storeu_si512(out_tags + t, _mm512_mask_expandloadu_epi32(
+                                            _mm512_maskz_expandloadu_epi32(from_b, b.tags + j),
+                                            from_a, a.tags + i));
+    }
+    const auto taken = static_cast<std::size_t>(__builtin_popcount(taken_lanes));
+    i += taken;
+    j += 16 - taken;
+  }
+  // Fewer than 16 left on a side: one entry at a time.
+  for (; i < a.n || j < b.n;) {
+    const bool mine = j == b.n || (i < a.n && a.indices[i] <= b.indices[j]);
+    const MergeSide& side = mine ? a : b;
+    std::size_t& at = mine ? i : j;
+    const std::size_t t = i + j;
+    out_indices[t] = side.indices[at];
+    out_values[t] = side.values[at];
+    if constexpr (Tagged) out_tags[t] = side.tags[at];
+    ++at;
+  }
+}
+
+template <bool Tagged>
+COMMSGD_AVX512 std::pair<std::size_t, std::size_t> keep_blocks(MergedEntries from, std::size_t m,
+                                                               std::int32_t low, MergedEntries to) {
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  const __m512i floor = _mm512_set1_epi32(low);
+  std::size_t kept = 0, shared = 0, t = 0;
+  // The scalar pass's step at t (sparse_ops.cpp, keep_at_least), for a block with a shared index.
+  const auto one_entry = [&] {
+    float value = from.values[t];
+    std::uint32_t tag = Tagged ? from.tags[t] : 0;
+    if (from.indices[t] == from.indices[t + 1]) {
+      ++t;
+      ++shared;
+      value += from.values[t];
+      if constexpr (Tagged) tag &= from.tags[t];
+    }
+    to.indices[kept] = from.indices[t];
+    to.values[kept] = value;
+    if constexpr (Tagged) to.tags[kept] = tag;
+    kept += static_cast<std::size_t>(abs_key(value) >= low);
+    ++t;
+  };
+  // Two random selections share few indices, so almost every block has none and is kept by a
+  // compare and a compress. Each block's kept entries are stored as 16 lanes: kept <= t, so the
+  // lanes past them stay inside `to`'s m entries and are overwritten by the next block.
+  while (t + 16 <= m) {
+    const __m512i indices = _mm512_loadu_si512(from.indices + t);
+    const __m512i next = _mm512_loadu_si512(from.indices + t + 1);  // at most the sentinel
+    if (_mm512_cmpeq_epi32_mask(indices, next) != 0) {
+      for (const std::size_t end = t + 16; t < end;) one_entry();
+      continue;
+    }
+    const __m512 values = _mm512_loadu_ps(from.values + t);
+    const __mmask16 keep =
+        _mm512_cmpge_epi32_mask(_mm512_and_si512(_mm512_castps_si512(values), magnitude), floor);
+    _mm512_storeu_si512(to.indices + kept, _mm512_maskz_compress_epi32(keep, indices));
+    _mm512_storeu_ps(to.values + kept, _mm512_maskz_compress_ps(keep, values));
+    if constexpr (Tagged) {
+      _mm512_storeu_si512(to.tags + kept,
+                          _mm512_maskz_compress_epi32(keep, _mm512_loadu_si512(from.tags + t)));
+    }
+    kept += static_cast<std::size_t>(__builtin_popcount(keep));
+    t += 16;
+  }
+  while (t < m) one_entry();
+  return {m - shared, kept};
+}
+
+template <bool Tagged>
+COMMSGD_AVX512 void write_blocks(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
+                                 MergedEntries to) {
+  std::size_t w = 0, t = 0;
+  for (; t + 16 <= n; t += 16) {
+    const __m128i drop = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dropped + t));
+    const __mmask16 keep = _mm_cmpeq_epi8_mask(drop, _mm_setzero_si128());
+    // A compress into a register and a whole store: a compressing store to memory is several
+    // times slower on the Intel cores measured.
+    _mm512_storeu_si512(to.indices + w,
+                        _mm512_maskz_compress_epi32(keep, _mm512_loadu_si512(from.indices + t)));
+    _mm512_storeu_ps(to.values + w,
+                     _mm512_maskz_compress_ps(keep, _mm512_loadu_ps(from.values + t)));
+    if constexpr (Tagged) {
+      _mm512_storeu_si512(to.tags + w,
+                          _mm512_maskz_compress_epi32(keep, _mm512_loadu_si512(from.tags + t)));
+    }
+    w += static_cast<std::size_t>(__builtin_popcount(keep));
+  }
+  for (; t < n; ++t) {
+    if (dropped[t] != 0) continue;
+    to.indices[w] = from.indices[t];
+    to.values[w] = from.values[t];
+    if constexpr (Tagged) to.tags[w] = from.tags[t];
+    ++w;
+  }
+}
+
+COMMSGD_AVX512 std::size_t gather_bracket_blocks(const float* values, std::size_t n,
+                                                 std::int32_t high, std::uint64_t* bracket,
+                                                 std::size_t& above) {
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  const __m512i ceiling = _mm512_set1_epi32(high);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  std::size_t gathered = 0, over = 0, t = 0;
+  // Each half of a block packs 8 keys with their positions into 64 bits and stores the ones in
+  // the bracket as a whole register: gathered <= t, so the lanes past them stay inside n.
+  for (; t + 16 <= n; t += 16) {
+    const __m512i keys =
+        _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(values + t)), magnitude);
+    const __mmask16 outside = _mm512_cmpgt_epi32_mask(keys, ceiling);
+    const auto inside = static_cast<unsigned>(static_cast<__mmask16>(~outside));
+    const __m512i position = _mm512_sub_epi32(
+        _mm512_set1_epi32(-1), _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int>(t))));
+    for (int half = 0; half < 2; ++half) {
+      const __m256i key8 =
+          half == 0 ? _mm512_castsi512_si256(keys) : _mm512_extracti64x4_epi64(keys, 1);
+      const __m256i position8 =
+          half == 0 ? _mm512_castsi512_si256(position) : _mm512_extracti64x4_epi64(position, 1);
+      const __m512i packed = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(key8), 32),
+                                             _mm512_cvtepu32_epi64(position8));
+      const auto in_half = static_cast<__mmask8>(inside >> (8 * half));
+      _mm512_storeu_si512(bracket + gathered, _mm512_maskz_compress_epi64(in_half, packed));
+      gathered += static_cast<std::size_t>(__builtin_popcount(in_half));
+    }
+    over += static_cast<std::size_t>(__builtin_popcount(outside));
+  }
+  for (; t < n; ++t) {
+    const std::int32_t key = abs_key(values[t]);
+    if (key > high) {
+      ++over;
+      continue;
+    }
+    bracket[gathered++] = (static_cast<std::uint64_t>(key) << 32) | (0xffffffffu - t);
+  }
+  above = over;
+  return gathered;
+}
+
+}  // namespace
+
+bool avx512_merge_enabled() {
+  static const bool enabled = [] {
+    if (std::getenv("COMMSGD_NO_AVX512") != nullptr) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("popcnt");
+  }();
+  return enabled;
+}
+
+void merge_as_multisets_avx512(MergeSide a, MergeSide b, std::uint32_t* out_indices,
+                               float* out_values, std::uint32_t* out_tags) {
+  if (out_tags != nullptr) {
+    merge_blocks<true>(a, b, out_indices, out_values, out_tags);
+  } else {
+    merge_blocks<false>(a, b, out_indices, out_values, out_tags);
+  }
+}
+
+std::pair<std::size_t, std::size_t> keep_at_least_avx512(MergedEntries from, std::size_t m,
+                                                         std::int32_t low, MergedEntries to) {
+  return from.tags != nullptr ? keep_blocks<true>(from, m, low, to)
+                              : keep_blocks<false>(from, m, low, to);
+}
+
+void write_kept_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
+                       MergedEntries to) {
+  if (from.tags != nullptr) return write_blocks<true>(from, dropped, n, to);
+  write_blocks<false>(from, dropped, n, to);
+}
+
+std::size_t gather_bracket_avx512(const float* values, std::size_t n, std::int32_t high,
+                                  std::uint64_t* bracket, std::size_t& above) {
+  return gather_bracket_blocks(values, n, high, bracket, above);
+}
+
+}  // namespace commsgd::kernels::detail
