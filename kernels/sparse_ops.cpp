@@ -248,6 +248,33 @@ void write_kept(Entries from, const std::uint8_t* __restrict dropped, std::size_
   }
 }
 
+// The r-th largest (1-based, r <= n) of n packed bracket entries, keys in [low, high] above their
+// positions (gather_bracket). A histogram of the keys' offsets from low, at most 2048 bins, finds
+// the bin that holds it in one pass; only that bin's entries are then partially sorted. A
+// partial sort of the whole bracket, about a tenth of the union, cost as much as the merge's
+// keep pass.
+std::uint64_t rth_largest(std::uint64_t* bracket, std::size_t n, std::size_t r, AbsKey low,
+                          AbsKey high, std::vector<std::uint32_t>& histogram) {
+  constexpr int kBinBits = 11;
+  const auto span = static_cast<std::uint32_t>(high - low);
+  const int shift = std::max(0, static_cast<int>(std::bit_width(span)) - kBinBits);
+  const auto bin_of = [&](std::uint64_t entry) {
+    return (static_cast<std::uint32_t>(entry >> 32) - static_cast<std::uint32_t>(low)) >> shift;
+  };
+  histogram.assign((span >> shift) + 1, 0);
+  for (std::size_t j = 0; j < n; ++j) ++histogram[bin_of(bracket[j])];
+  std::size_t bin = histogram.size() - 1, above = 0;
+  while (above + histogram[bin] < r) above += histogram[bin--];
+  // The bin's entries to the front, then the (r - above)-th largest among them.
+  std::size_t in_bin = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (bin_of(bracket[j]) == bin) std::swap(bracket[in_bin++], bracket[j]);
+  }
+  const auto nth = static_cast<std::ptrdiff_t>(r - above - 1);
+  std::nth_element(bracket, bracket + nth, bracket + in_bin, std::greater<>());
+  return bracket[nth];
+}
+
 // The scratch one thread's merges share, kept between calls so that a gTop-k round allocates
 // nothing once it has run.
 struct MergeScratch {
@@ -255,6 +282,7 @@ struct MergeScratch {
   std::vector<float> values, kept_values;
   std::vector<AbsKey> sample;
   std::vector<std::uint64_t> bracket;
+  std::vector<std::uint32_t> histogram;
   std::vector<std::uint8_t> dropped;
 };
 
@@ -314,11 +342,12 @@ void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const Sp
   // The bracket's first k - above in the selection order are kept; the rest of it is dropped.
   s.dropped.assign(n, 0);
   if (union_size > k) {
-    const std::size_t r = k - above;
-    std::nth_element(s.bracket.begin(), s.bracket.begin() + static_cast<std::ptrdiff_t>(r - 1),
-                     s.bracket.begin() + static_cast<std::ptrdiff_t>(bracketed), std::greater<>());
-    for (std::size_t j = r; j < bracketed; ++j) {
-      s.dropped[0xffffffffu - static_cast<std::uint32_t>(s.bracket[j])] = 1;
+    const std::uint64_t last_kept =
+        rth_largest(s.bracket.data(), bracketed, k - above, low, high, s.histogram);
+    for (std::size_t j = 0; j < bracketed; ++j) {  // entries are unique: r of them are kept
+      const std::uint64_t entry = s.bracket[j];
+      s.dropped[0xffffffffu - static_cast<std::uint32_t>(entry)] =
+          static_cast<std::uint8_t>(entry < last_kept);
     }
   }
   const std::size_t size = std::min(union_size, k);
