@@ -201,6 +201,17 @@ COMMSGD_AVX512 std::size_t gather_bracket_blocks(const float* values, std::size_
   return gathered;
 }
 
+COMMSGD_AVX512 bool increasing_blocks(const std::uint32_t* indices, std::size_t n) {
+  __mmask16 descents = 0;
+  std::size_t i = 1;
+  for (; i + 16 <= n; i += 16) {
+    descents |= _mm512_cmple_epu32_mask(_mm512_loadu_si512(indices + i),
+                                        _mm512_loadu_si512(indices + i - 1));
+  }
+  for (; i < n; ++i) descents |= static_cast<__mmask16>(indices[i] <= indices[i - 1]);
+  return descents == 0;
+}
+
 }  // namespace
 
 bool avx512_merge_enabled() {
@@ -237,6 +248,10 @@ void write_kept_avx512(MergedEntries from, const std::uint8_t* dropped, std::siz
 std::size_t gather_bracket_avx512(const float* values, std::size_t n, std::int32_t high,
                                   std::uint64_t* bracket, std::size_t& above) {
   return gather_bracket_blocks(values, n, high, bracket, above);
+}
+
+bool strictly_increasing_avx512(const std::uint32_t* indices, std::size_t n) {
+  return increasing_blocks(indices, n);
 }
 
 }  // namespace commsgd::kernels::detail

@@ -14,6 +14,9 @@ namespace commsgd::kernels::detail {
 // to work around one). Decided once per process.
 bool avx512_merge_enabled();
 
+// Whether the n indices increase strictly (merge_keep_k's check of its inputs).
+bool strictly_increasing_avx512(const std::uint32_t* indices, std::size_t n);
+
 // One sorted side of a merge: n entries, strictly increasing indices; tags may be null.
 struct MergeSide {
   const std::uint32_t* indices;

@@ -44,6 +44,7 @@ std::uint32_t descents_in_block(const std::uint32_t* __restrict p) {
 bool strictly_increasing(const SparseSet& s) {
   const std::uint32_t* index = s.indices.data();
   const std::size_t n = s.size();
+  if (detail::avx512_merge_enabled()) return detail::strictly_increasing_avx512(index, n);
   std::uint32_t descents = 0;
   std::size_t i = 1;
   for (; i + kOrderBlock <= n; i += kOrderBlock) descents |= descents_in_block(index + i);
