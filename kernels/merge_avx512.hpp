@@ -9,9 +9,9 @@
 
 namespace commsgd::kernels::detail {
 
-// Whether merge_as_multisets_avx512 runs here: the CPU has AVX-512 F, VL and BW, and the
-// environment variable COMMSGD_NO_AVX512 is not set (to compare the two merges on one machine, or
-// to work around one). Decided once per process.
+// Whether merge_keep_k takes the functions below here: the CPU has AVX-512 F, VL and BW, and the
+// environment variable COMMSGD_NO_AVX512 is not set (to compare the two paths on one machine, or
+// to work around one). Decided once per process; calling them where it is false is an error.
 bool avx512_merge_enabled();
 
 // Whether the n indices increase strictly (merge_keep_k's check of its inputs).
