@@ -9,8 +9,6 @@
 
 #include <cstdlib>
 
-#include "kernels/abs_order.hpp"
-
 // Compiled for AVX-512 function by function, so that the rest of the library, and machines
 // without it, are untouched: avx512_merge_enabled() decides at run time.
 #define COMMSGD_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,popcnt")))
@@ -85,37 +83,17 @@ COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_in
 }
 
 template <bool Tagged>
-COMMSGD_AVX512 std::pair<std::size_t, std::size_t> keep_blocks(MergedEntries from, std::size_t m,
-                                                               std::int32_t low, MergedEntries to) {
+COMMSGD_AVX512 std::size_t keep_blocks(MergedEntries from, std::size_t m, std::int32_t low,
+                                       MergedEntries to, std::size_t t, std::size_t& kept) {
   const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
   const __m512i floor = _mm512_set1_epi32(low);
-  std::size_t kept = 0, shared = 0, t = 0;
-  // The scalar pass's step at t (sparse_ops.cpp, keep_at_least), for a block with a shared index.
-  const auto one_entry = [&] {
-    float value = from.values[t];
-    std::uint32_t tag = Tagged ? from.tags[t] : 0;
-    if (from.indices[t] == from.indices[t + 1]) {
-      ++t;
-      ++shared;
-      value += from.values[t];
-      if constexpr (Tagged) tag &= from.tags[t];
-    }
-    to.indices[kept] = from.indices[t];
-    to.values[kept] = value;
-    if constexpr (Tagged) to.tags[kept] = tag;
-    kept += static_cast<std::size_t>(abs_key(value) >= low);
-    ++t;
-  };
   // Two random selections share few indices, so almost every block has none and is kept by a
   // compare and a compress. Each block's kept entries are stored as 16 lanes: kept <= t, so the
   // lanes past them stay inside `to`'s m entries and are overwritten by the next block.
-  while (t + 16 <= m) {
+  for (; t + 16 <= m; t += 16) {
     const __m512i indices = _mm512_loadu_si512(from.indices + t);
     const __m512i next = _mm512_loadu_si512(from.indices + t + 1);  // at most the sentinel
-    if (_mm512_cmpeq_epi32_mask(indices, next) != 0) {
-      for (const std::size_t end = t + 16; t < end;) one_entry();
-      continue;
-    }
+    if (_mm512_cmpeq_epi32_mask(indices, next) != 0) break;
     const __m512 values = _mm512_loadu_ps(from.values + t);
     const __mmask16 keep =
         _mm512_cmpge_epi32_mask(_mm512_and_si512(_mm512_castps_si512(values), magnitude), floor);
@@ -126,16 +104,14 @@ COMMSGD_AVX512 std::pair<std::size_t, std::size_t> keep_blocks(MergedEntries fro
                           _mm512_maskz_compress_epi32(keep, _mm512_loadu_si512(from.tags + t)));
     }
     kept += static_cast<std::size_t>(__builtin_popcount(keep));
-    t += 16;
   }
-  while (t < m) one_entry();
-  return {m - shared, kept};
+  return t;
 }
 
 template <bool Tagged>
-COMMSGD_AVX512 void write_blocks(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
-                                 MergedEntries to) {
-  std::size_t w = 0, t = 0;
+COMMSGD_AVX512 std::size_t write_blocks(MergedEntries from, const std::uint8_t* dropped,
+                                        std::size_t n, MergedEntries to, std::size_t& written) {
+  std::size_t w = written, t = 0;
   for (; t + 16 <= n; t += 16) {
     const __m128i drop = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dropped + t));
     const __mmask16 keep = _mm_cmpeq_epi8_mask(drop, _mm_setzero_si128());
@@ -151,22 +127,19 @@ COMMSGD_AVX512 void write_blocks(MergedEntries from, const std::uint8_t* dropped
     }
     w += static_cast<std::size_t>(__builtin_popcount(keep));
   }
-  for (; t < n; ++t) {
-    if (dropped[t] != 0) continue;
-    to.indices[w] = from.indices[t];
-    to.values[w] = from.values[t];
-    if constexpr (Tagged) to.tags[w] = from.tags[t];
-    ++w;
-  }
+  written = w;
+  return t;
 }
 
-COMMSGD_AVX512 std::size_t gather_bracket_blocks(const float* values, std::size_t n,
-                                                 std::int32_t high, std::uint64_t* bracket,
-                                                 std::size_t& above) {
+}  // namespace
+
+COMMSGD_AVX512 std::size_t gather_bracket_blocks_avx512(const float* values, std::size_t n,
+                                                        std::int32_t high, std::uint64_t* bracket,
+                                                        std::size_t& gathered, std::size_t& above) {
   const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
   const __m512i ceiling = _mm512_set1_epi32(high);
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  std::size_t gathered = 0, over = 0, t = 0;
+  std::size_t t = 0;
   // Each half of a block packs 8 keys with their positions into 64 bits and stores the ones in
   // the bracket as a whole register: gathered <= t, so the lanes past them stay inside n.
   for (; t + 16 <= n; t += 16) {
@@ -187,32 +160,22 @@ COMMSGD_AVX512 std::size_t gather_bracket_blocks(const float* values, std::size_
       _mm512_storeu_si512(bracket + gathered, _mm512_maskz_compress_epi64(in_half, packed));
       gathered += static_cast<std::size_t>(__builtin_popcount(in_half));
     }
-    over += static_cast<std::size_t>(__builtin_popcount(outside));
+    above += static_cast<std::size_t>(__builtin_popcount(outside));
   }
-  for (; t < n; ++t) {
-    const std::int32_t key = abs_key(values[t]);
-    if (key > high) {
-      ++over;
-      continue;
-    }
-    bracket[gathered++] = (static_cast<std::uint64_t>(key) << 32) | (0xffffffffu - t);
-  }
-  above = over;
-  return gathered;
+  return t;
 }
 
-COMMSGD_AVX512 bool increasing_blocks(const std::uint32_t* indices, std::size_t n) {
-  __mmask16 descents = 0;
+COMMSGD_AVX512 std::size_t order_blocks_avx512(const std::uint32_t* indices, std::size_t n,
+                                               std::uint32_t& descents) {
+  __mmask16 found = 0;
   std::size_t i = 1;
   for (; i + 16 <= n; i += 16) {
-    descents |= _mm512_cmple_epu32_mask(_mm512_loadu_si512(indices + i),
-                                        _mm512_loadu_si512(indices + i - 1));
+    found |= _mm512_cmple_epu32_mask(_mm512_loadu_si512(indices + i),
+                                     _mm512_loadu_si512(indices + i - 1));
   }
-  for (; i < n; ++i) descents |= static_cast<__mmask16>(indices[i] <= indices[i - 1]);
-  return descents == 0;
+  descents |= found;
+  return i;
 }
-
-}  // namespace
 
 bool avx512_merge_enabled() {
   static const bool enabled = [] {
@@ -233,25 +196,16 @@ void merge_as_multisets_avx512(MergeSide a, MergeSide b, std::uint32_t* out_indi
   }
 }
 
-std::pair<std::size_t, std::size_t> keep_at_least_avx512(MergedEntries from, std::size_t m,
-                                                         std::int32_t low, MergedEntries to) {
-  return from.tags != nullptr ? keep_blocks<true>(from, m, low, to)
-                              : keep_blocks<false>(from, m, low, to);
+std::size_t keep_blocks_avx512(MergedEntries from, std::size_t m, std::int32_t low,
+                               MergedEntries to, std::size_t t, std::size_t& kept) {
+  return from.tags != nullptr ? keep_blocks<true>(from, m, low, to, t, kept)
+                              : keep_blocks<false>(from, m, low, to, t, kept);
 }
 
-void write_kept_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
-                       MergedEntries to) {
-  if (from.tags != nullptr) return write_blocks<true>(from, dropped, n, to);
-  write_blocks<false>(from, dropped, n, to);
-}
-
-std::size_t gather_bracket_avx512(const float* values, std::size_t n, std::int32_t high,
-                                  std::uint64_t* bracket, std::size_t& above) {
-  return gather_bracket_blocks(values, n, high, bracket, above);
-}
-
-bool strictly_increasing_avx512(const std::uint32_t* indices, std::size_t n) {
-  return increasing_blocks(indices, n);
+std::size_t write_kept_blocks_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
+                                     MergedEntries to, std::size_t& written) {
+  return from.tags != nullptr ? write_blocks<true>(from, dropped, n, to, written)
+                              : write_blocks<false>(from, dropped, n, to, written);
 }
 
 }  // namespace commsgd::kernels::detail

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
 namespace commsgd::kernels::detail {
 
@@ -13,9 +12,6 @@ namespace commsgd::kernels::detail {
 // environment variable COMMSGD_NO_AVX512 is not set (to compare the two paths on one machine, or
 // to work around one). Decided once per process; calling them where it is false is an error.
 bool avx512_merge_enabled();
-
-// Whether the n indices increase strictly (merge_keep_k's check of its inputs).
-bool strictly_increasing_avx512(const std::uint32_t* indices, std::size_t n);
 
 // One sorted side of a merge: n entries, strictly increasing indices; tags may be null.
 struct MergeSide {
@@ -37,22 +33,30 @@ struct MergedEntries {
   std::uint32_t* tags;
 };
 
-// merge_keep_k's second step (keep_at_least): one pass over the m merged entries (from.indices[m]
-// a sentinel unlike from.indices[m - 1]) that writes to `to`, in order, the union's entries whose
-// key (abs_key) is at least `low`, a shared index (two neighbours) summed as a.value + b.value
-// with the AND of the tags. Returns the union's size and how many were kept.
-std::pair<std::size_t, std::size_t> keep_at_least_avx512(MergedEntries from, std::size_t m,
-                                                         std::int32_t low, MergedEntries to);
+// The passes below take whole blocks of 16 and return where they stopped; the scalar loops of
+// sparse_ops.cpp do the rest from there, so each pass's per-entry arithmetic is written once.
 
-// merge_keep_k's bracket (gather_bracket): the keys in [low, high] of n entries (all at least
-// low), each packed above its position as (key << 32) | (2^32 − 1 − t), to `bracket` (room for n);
-// returns how many, and counts those above high.
-std::size_t gather_bracket_avx512(const float* values, std::size_t n, std::int32_t high,
-                                  std::uint64_t* bracket, std::size_t& above);
+// merge_keep_k's check of its inputs (strictly_increasing): ORs into `descents` whether
+// indices[i] <= indices[i − 1] for any i of the whole blocks from i = 1.
+std::size_t order_blocks_avx512(const std::uint32_t* indices, std::size_t n,
+                                std::uint32_t& descents);
 
-// merge_keep_k's last step: the n entries of `from` whose dropped[t] is 0, in order, to `to`,
-// which has room for n + 16 (whole blocks are stored past the last kept entry).
-void write_kept_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
-                       MergedEntries to);
+// merge_keep_k's keep pass (keep_at_least) over the m merged entries, from entry t: the blocks
+// holding no shared index, whose entries with key (abs_key) at least `low` go to `to` at `kept`,
+// in order. Stops at a block with a shared index, or with fewer than 16 left.
+std::size_t keep_blocks_avx512(MergedEntries from, std::size_t m, std::int32_t low,
+                               MergedEntries to, std::size_t t, std::size_t& kept);
+
+// merge_keep_k's bracket (gather_bracket) over n entries (all at least low): those with key at
+// most `high`, each packed above its position as (key << 32) | (2^32 − 1 − t), to `bracket` at
+// `gathered` (room for n); counts in `above` those beyond high.
+std::size_t gather_bracket_blocks_avx512(const float* values, std::size_t n, std::int32_t high,
+                                         std::uint64_t* bracket, std::size_t& gathered,
+                                         std::size_t& above);
+
+// merge_keep_k's last step (write_kept): the entries of `from` whose dropped[t] is 0, in order,
+// to `to` at `written`, which has room for n + 16 (whole blocks are stored past the last one).
+std::size_t write_kept_blocks_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
+                                     MergedEntries to, std::size_t& written);
 
 }  // namespace commsgd::kernels::detail

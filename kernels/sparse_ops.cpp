@@ -44,9 +44,9 @@ std::uint32_t descents_in_block(const std::uint32_t* __restrict p) {
 bool strictly_increasing(const SparseSet& s) {
   const std::uint32_t* index = s.indices.data();
   const std::size_t n = s.size();
-  if (detail::avx512_merge_enabled()) return detail::strictly_increasing_avx512(index, n);
   std::uint32_t descents = 0;
   std::size_t i = 1;
+  if (detail::avx512_merge_enabled()) i = detail::order_blocks_avx512(index, n, descents);
   for (; i + kOrderBlock <= n; i += kOrderBlock) descents |= descents_in_block(index + i);
   for (; i < n; ++i) descents |= static_cast<std::uint32_t>(index[i] <= index[i - 1]);
   return descents == 0;
@@ -54,6 +54,13 @@ bool strictly_increasing(const SparseSet& s) {
 
 // The three arrays of a sparse set with tags, as the merge reads and writes them.
 using Entries = detail::MergedEntries;
+
+// Entries as the AVX-512 passes take them: an untagged merge's tags are null.
+template <bool Tagged>
+Entries with_tags(Entries e) {
+  if constexpr (!Tagged) e.tags = nullptr;
+  return e;
+}
 
 // The first step of merge_keep_k: a and b merged by index as multisets, a's entry before b's on a
 // shared index, into `to` (room for a.size() + b.size()); every entry of either lands at its own
@@ -147,37 +154,38 @@ void merge_as_multisets(const SparseSet& a, const std::uint32_t* a_tags, const S
 template <bool Tagged>
 std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, AbsKey low,
                                                   Entries to) {
-  const std::uint32_t* __restrict fi = from.indices;
-  const float* __restrict fv = from.values;
-  const std::uint32_t* __restrict ft = from.tags;
-  std::uint32_t* __restrict ti = to.indices;
-  float* __restrict tv = to.values;
-  std::uint32_t* __restrict tt = to.tags;
+  const bool blocks = detail::avx512_merge_enabled();
   std::size_t kept = 0, shared = 0;
-  for (std::size_t t = 0; t < m; ++t) {
-    float value = fv[t];
-    std::uint32_t tag = Tagged ? ft[t] : 0;
-    if (fi[t] == fi[t + 1]) [[unlikely]] {
-      ++t;
-      ++shared;
-      value += fv[t];
-      if constexpr (Tagged) tag &= ft[t];
+  for (std::size_t t = 0; t < m;) {
+    if (blocks) {
+      t = detail::keep_blocks_avx512(with_tags<Tagged>(from), m, low, with_tags<Tagged>(to), t,
+                                     kept);
     }
-    ti[kept] = fi[t];
-    tv[kept] = value;
-    if constexpr (Tagged) tt[kept] = tag;
-    kept += static_cast<std::size_t>(abs_key(value) >= low);
+    // One entry at a time: everything without AVX-512, else the block where it stopped (one with
+    // a shared index, or the last few). (The restrict pointers live in this block only: the
+    // blocks above write the same arrays.)
+    const std::uint32_t* __restrict fi = from.indices;
+    const float* __restrict fv = from.values;
+    const std::uint32_t* __restrict ft = from.tags;
+    std::uint32_t* __restrict ti = to.indices;
+    float* __restrict tv = to.values;
+    std::uint32_t* __restrict tt = to.tags;
+    for (const std::size_t end = blocks ? std::min(m, t + 16) : m; t < end; ++t) {
+      float value = fv[t];
+      std::uint32_t tag = Tagged ? ft[t] : 0;
+      if (fi[t] == fi[t + 1]) [[unlikely]] {
+        ++t;
+        ++shared;
+        value += fv[t];
+        if constexpr (Tagged) tag &= ft[t];
+      }
+      ti[kept] = fi[t];
+      tv[kept] = value;
+      if constexpr (Tagged) tt[kept] = tag;
+      kept += static_cast<std::size_t>(abs_key(value) >= low);
+    }
   }
   return {m - shared, kept};
-}
-
-// keep_at_least with AVX-512 where it runs (merge_avx512.hpp).
-template <bool Tagged>
-std::pair<std::size_t, std::size_t> keep_at_least_fastest(Entries from, std::size_t m, AbsKey low,
-                                                          Entries to) {
-  if (!detail::avx512_merge_enabled()) return keep_at_least<Tagged>(from, m, low, to);
-  if constexpr (!Tagged) from.tags = to.tags = nullptr;
-  return detail::keep_at_least_avx512(from, m, low, to);
 }
 
 // The keys in [low, high] of n kept entries (all at least low), each packed with its position so
@@ -186,8 +194,11 @@ std::pair<std::size_t, std::size_t> keep_at_least_fastest(Entries from, std::siz
 // those above high.
 std::size_t gather_bracket(const float* __restrict values, std::size_t n, AbsKey high,
                            std::uint64_t* __restrict bracket, std::size_t& above) {
-  std::size_t gathered = 0, over = 0;
-  for (std::size_t t = 0; t < n; ++t) {
+  std::size_t gathered = 0, over = 0, t = 0;
+  if (detail::avx512_merge_enabled()) {
+    t = detail::gather_bracket_blocks_avx512(values, n, high, bracket, gathered, over);
+  }
+  for (; t < n; ++t) {
     const AbsKey key = abs_key(values[t]);
     bracket[gathered] = (static_cast<std::uint64_t>(key) << 32) | (0xffffffffu - t);
     const std::size_t is_over = static_cast<std::size_t>(key > high);
@@ -196,15 +207,6 @@ std::size_t gather_bracket(const float* __restrict values, std::size_t n, AbsKey
   }
   above = over;
   return gathered;
-}
-
-// gather_bracket with AVX-512 where it runs (merge_avx512.hpp).
-std::size_t gather_bracket_fastest(const float* values, std::size_t n, AbsKey high,
-                                   std::uint64_t* bracket, std::size_t& above) {
-  if (detail::avx512_merge_enabled()) {
-    return detail::gather_bracket_avx512(values, n, high, bracket, above);
-  }
-  return gather_bracket(values, n, high, bracket, above);
 }
 
 // A bracket [low, high] around the k-th key of the m merged entries, from a strided sample of
@@ -234,14 +236,18 @@ std::pair<AbsKey, AbsKey> bracket_by_sample(const float* values, std::size_t m, 
 // those kept). Every entry is written at the next free place, dropped or not: no branch.
 template <bool Tagged>
 void write_kept(Entries from, const std::uint8_t* __restrict dropped, std::size_t n, Entries to) {
+  std::size_t w = 0, t = 0;
+  if (detail::avx512_merge_enabled()) {
+    t = detail::write_kept_blocks_avx512(with_tags<Tagged>(from), dropped, n, with_tags<Tagged>(to),
+                                         w);
+  }
   const std::uint32_t* __restrict ki = from.indices;
   const float* __restrict kv = from.values;
   const std::uint32_t* __restrict kt = from.tags;
   std::uint32_t* __restrict oi = to.indices;
   float* __restrict ov = to.values;
   std::uint32_t* __restrict ot = to.tags;
-  std::size_t w = 0;
-  for (std::size_t t = 0; t < n; ++t) {
+  for (; t < n; ++t) {
     oi[w] = ki[t];
     ov[w] = kv[t];
     if constexpr (Tagged) ot[w] = kt[t];
@@ -326,18 +332,17 @@ void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const Sp
   constexpr AbsKey kEverything = 0, kTop = std::numeric_limits<AbsKey>::max();
   auto [low, high] =
       m <= k ? std::pair{kEverything, kTop} : bracket_by_sample(s.values.data(), m, k, s.sample);
-  auto [union_size, n] = keep_at_least_fastest<Tagged>(merged, m, low, kept);
+  auto [union_size, n] = keep_at_least<Tagged>(merged, m, low, kept);
   s.bracket.resize(n);
   std::size_t above = 0;
-  std::size_t bracketed =
-      gather_bracket_fastest(s.kept_values.data(), n, high, s.bracket.data(), above);
+  std::size_t bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
   const bool complete = union_size <= k ? n == union_size : n >= k && above < k;
   if (!complete) {
     low = kEverything;
     high = kTop;
-    std::tie(union_size, n) = keep_at_least_fastest<Tagged>(merged, m, low, kept);
+    std::tie(union_size, n) = keep_at_least<Tagged>(merged, m, low, kept);
     s.bracket.resize(n);
-    bracketed = gather_bracket_fastest(s.kept_values.data(), n, high, s.bracket.data(), above);
+    bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
   }
 
   // The bracket's first k - above in the selection order are kept; the rest of it is dropped.
@@ -356,13 +361,8 @@ void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const Sp
   out.values.resize(n + 16);
   out.indices.resize(n + 16);
   if constexpr (Tagged) out_tags->resize(n + 16);
-  const Entries to{out.indices.data(), out.values.data(), Tagged ? out_tags->data() : nullptr};
-  if (detail::avx512_merge_enabled()) {
-    detail::write_kept_avx512({kept.indices, kept.values, Tagged ? kept.tags : nullptr},
-                              s.dropped.data(), n, to);
-  } else {
-    write_kept<Tagged>(kept, s.dropped.data(), n, to);
-  }
+  write_kept<Tagged>(kept, s.dropped.data(), n,
+                     {out.indices.data(), out.values.data(), Tagged ? out_tags->data() : nullptr});
   out.values.resize(size);
   out.indices.resize(size);
   if constexpr (Tagged) out_tags->resize(size);

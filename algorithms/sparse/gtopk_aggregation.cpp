@@ -38,13 +38,13 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
   const bool is_extra = r >= group;
   const bool has_guest = r + group < p;
 
-  applied.assign(local.size(), 1);
   if (is_extra) {
     // Fold in: hand the selection to the partner; fold out: get U and what of ours survived.
     pack(local, send_);
     comm_.send(send_.data(), send_.size(), r - group);
     comm_.receive(recv_, r - group);
     const std::size_t mask_bytes = local.size();
+    applied.resize(mask_bytes);
     unpack(std::span(recv_).first(recv_.size() - mask_bytes), current_);
     std::memcpy(applied.data(), recv_.data() + recv_.size() - mask_bytes, mask_bytes);
     return;
@@ -96,6 +96,7 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
     if (survived_[i] != 0) survivors_.push_back(first_.indices[i]);
   }
   guest_alive_.assign(guest_.size(), 1);
+  applied.assign(local.size(), 1);
   keep_survivors(local.indices, survivors_, applied);
   keep_survivors(guest_.indices, survivors_, guest_alive_);
   pack(current_, send_);
