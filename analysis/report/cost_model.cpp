@@ -55,32 +55,73 @@ double MessageTime::seconds(double bytes) const {
   return below->second + share * (above->second - below->second);
 }
 
-double communication_seconds(const Exchange& e, const Link& link) {
+Transfers::Transfers(const Link& link, double idle_seconds)
+    : link_(link), after_idle_(link.after_idle && idle_seconds > 0) {
+  if (after_idle_ && link.exchange.beta > 0) {
+    tokens_ = std::min(link.burst_bytes, idle_seconds / link.exchange.beta);
+  }
+}
+
+double Transfers::exchange(double bytes, int times) {
+  double seconds = 0;
+  for (int message = 0; message < times; ++message) seconds += exchange_once(bytes);
+  return seconds;
+}
+
+double Transfers::one_way(double bytes, int times) {
+  double seconds = 0;
+  for (int message = 0; message < times; ++message) seconds += one_way_once(bytes);
+  return seconds;
+}
+
+double Transfers::exchange_once(double bytes) {
+  if (!link_.after_idle) return link_.exchange.seconds(bytes);
+  const double fast = std::min(bytes, tokens_);
+  tokens_ -= fast;
+  const double latency = after_idle_ ? link_.after_idle->alpha : link_.exchange.alpha;
+  after_idle_ = false;
+  const double beyond = std::max(0.0, link_.exchange.seconds(bytes - fast) - link_.exchange.alpha);
+  return latency + fast * link_.after_idle->beta + beyond;
+}
+
+double Transfers::one_way_once(double bytes) {
+  tokens_ -= std::min(bytes, tokens_);
+  after_idle_ = false;
+  return link_.one_way_seconds(bytes);
+}
+
+double communication_seconds(const Exchange& e, const Link& link, double idle_seconds) {
   const int p = e.workers;
   if (p <= 1) return 0;
   const double d = e.parameters;
+  Transfers transfers(link, idle_seconds);
   if (e.algo == "dense") {
     const double bucket = bucket_bytes(e);
-    return e.buckets * allreduce_seconds(tuned_allreduce(p, bucket), p, bucket, link);
+    double seconds = 0;
+    for (int b = 0; b < e.buckets; ++b) {
+      seconds += allreduce_seconds(tuned_allreduce(p, bucket), p, bucket, transfers);
+    }
+    return seconds;
   }
   if (e.aggregation == "allgather") {
     // The sizes first (8 bytes a rank, latency alone), then the sets.
     const double set = set_bytes(e);
-    return ceil_log2(p) * link.message_seconds(8) +
-           allgatherv_seconds(tuned_allgatherv(p, set), p, set, link);
+    const double sizes = transfers.exchange(8, ceil_log2(p));
+    return sizes + allgatherv_seconds(tuned_allgatherv(p, set), p, set, transfers);
   }
   if (e.aggregation == "gtopk") {
     // ⌊log2 P⌋ exchanges; beyond a power of two, the fold in and the fold out go one way each.
-    const double folds = std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 2;
-    return floor_log2(p) * link.message_seconds(set_bytes(e)) +
-           folds * link.one_way_seconds(set_bytes(e));
+    const int folds = std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 1;
+    const double fold_in = transfers.one_way(set_bytes(e), folds);
+    const double rounds = transfers.exchange(set_bytes(e), floor_log2(p));
+    return fold_in + rounds + transfers.one_way(set_bytes(e), folds);
   }
   // The gossip rows send their messages of a round at once: one latency for all of them.
   if (e.algo == "sgp" || e.algo == "osgp") {
-    return link.message_seconds(e.peers_per_iter * 4 * (d + 1));
+    return transfers.exchange(e.peers_per_iter * 4 * (d + 1));
   }
-  if (e.algo == "dpsgd") return link.message_seconds(dpsgd_neighbours(e) * 4 * d);
-  if (e.algo == "adpsgd") return link.message_seconds(4 * d);
+  if (e.algo == "dpsgd") return transfers.exchange(dpsgd_neighbours(e) * 4 * d);
+  if (e.algo == "adpsgd") return transfers.exchange(4 * d);
   throw std::invalid_argument("cost model: no formula for --algo " + e.algo);
 }
 
@@ -100,7 +141,8 @@ bool communicates_on_a_thread(const Exchange& e) {
 }
 
 double exposed_seconds(const Exchange& e, const Link& link, double computing, double backward) {
-  const double all = communication_seconds(e, link);
+  // A thread of its own communicates while the step computes: the link does not idle then.
+  const double all = communication_seconds(e, link, communicates_on_a_thread(e) ? 0 : computing);
   if (!communicates_on_a_thread(e)) return all;
   if (e.algo == "dense") {
     Exchange last = e;

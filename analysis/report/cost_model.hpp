@@ -27,13 +27,45 @@ struct MessageTime {
 // steps of a reduce or broadcast tree, gTop-k's fold). Without a one-way calibration, a one-way
 // message costs what an exchange does.
 struct Link {
-  MessageTime exchange;
+  MessageTime exchange;  // back to back, as the ping-pong sends them
   std::optional<MessageTime> one_way;
+  // Exchanges after the ranks computed, as a training step makes them (the ping-pong's after-idle
+  // sweep), fitted below the burst: α, the latency of the first message after computation
+  // (caches as computation leaves them), and β, the hosts' speed for bytes a full token bucket
+  // passes. None where the link was calibrated without it, or given as α and β.
+  std::optional<MessageTime> after_idle;
+  // A link shaped by a token bucket (the emulated hosts' tbf; many cloud NICs): while the link
+  // is idle the bucket refills at the link's rate, 1/exchange.beta, up to `burst_bytes`, and as
+  // many bytes as it holds pass at the hosts' speed. 0: a wire, every byte at the link's rate.
+  double burst_bytes = 0;
 
   double message_seconds(double bytes) const { return exchange.seconds(bytes); }
   double one_way_seconds(double bytes) const {
     return one_way ? one_way->seconds(bytes) : exchange.seconds(bytes);
   }
+};
+
+// The messages of one iteration, priced in the order they go. On a link with an after-idle
+// calibration, an iteration that computed for `idle_seconds` starts with the after-idle latency
+// and with what the computation put in the token bucket, at most the burst. Each exchange takes
+// from the bucket what it can, at the hosts' speed; the bytes beyond cost what the back-to-back
+// exchange of that many bytes cost beyond its latency. Later exchanges have the back-to-back
+// latency. Without that calibration every message costs the link's price for its size.
+class Transfers {
+ public:
+  explicit Transfers(const Link& link, double idle_seconds = 0);
+  // Seconds of `times` messages of `bytes` each, one after another: exchanged both ways at once,
+  // or one way.
+  double exchange(double bytes, int times = 1);
+  double one_way(double bytes, int times = 1);
+
+ private:
+  double exchange_once(double bytes);
+  double one_way_once(double bytes);
+
+  const Link& link_;
+  bool after_idle_;    // the next message is the first after computation
+  double tokens_ = 0;  // bytes in the bucket
 };
 
 // A link of α and β in both directions, measured at no size (--alpha and --beta, the papers').
@@ -52,8 +84,8 @@ struct Exchange {
   int peers_per_iter = 1;  // sgp, osgp
 };
 
-// Seconds one iteration spends communicating, all of it; each message priced by
-// Link::message_seconds of its size, which on a plain link is α + β·bytes, as written here:
+// Seconds one iteration spends communicating, all of it, after `idle_seconds` of computation;
+// each message priced by Transfers, which on a plain link is α + β·bytes, as written here:
 //   dense     one allreduce of w·d/buckets bytes per bucket, by the algorithm Open MPI 4.1 runs
 //             for that size and P (open_mpi_tuned.hpp; e.g. a ring: 2α(P−1) + 2(P−1)/P·w·d·β)
 //   allgather the sizes, ⌈log2 P⌉ messages of 8 bytes, then an allgatherv of 8k bytes a rank,
@@ -62,7 +94,7 @@ struct Exchange {
 //   sgp/osgp  α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
 //   dpsgd     α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a ring)
 //   adpsgd    α + 4d·β each way, one pairwise average
-double communication_seconds(const Exchange& e, const Link& link);
+double communication_seconds(const Exchange& e, const Link& link, double idle_seconds = 0);
 
 // The Open MPI algorithm that communication_seconds priced ("allreduce rabenseifner"), or ""
 // where the algorithm sends point to point itself.
@@ -73,9 +105,9 @@ std::string priced_as(const Exchange& e);
 bool communicates_on_a_thread(const Exchange& e);
 
 // Seconds of communication an iteration waits for, given `computing` seconds of everything
-// else (of which backward is `backward`): all of it when it blocks; with a thread, what outlasts
-// the computation it overlaps (dense: backward, but at least the last bucket's transfer; osgp
-// and adpsgd: the whole iteration's computation).
+// else (of which backward is `backward`; the link idles through it): all of it when it blocks;
+// with a thread, what outlasts the computation it overlaps (dense: backward, but at least the
+// last bucket's transfer; osgp and adpsgd: the whole iteration's computation).
 double exposed_seconds(const Exchange& e, const Link& link, double computing, double backward);
 
 }  // namespace commsgd::report

@@ -123,54 +123,52 @@ AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank) {
   return first_below<A>(b, {{4096, A::bruck}, {kAlways, A::neighbor_exchange}});
 }
 
-double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, const Link& link) {
+double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, Transfers& link) {
   if (p <= 1) return 0;
-  const auto message = [&](double bytes) { return link.message_seconds(bytes); };
-  const auto one_way = [&](double bytes) { return link.one_way_seconds(bytes); };
-  const bool power_of_two = std::has_single_bit(static_cast<unsigned>(p));
   // Ranks beyond the largest power of two first hand their vector to a partner and get the
   // result back at the end: two more steps of the whole vector, one way each.
-  const double fold = power_of_two ? 0 : 2 * one_way(n);
+  const int folds = std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 1;
   switch (algorithm) {
-    case AllreduceAlgorithm::basic_linear:
-      return 2.0 * (p - 1) * one_way(n);  // rank 0 receives, then sends, one vector per rank
-    case AllreduceAlgorithm::nonoverlapping:
-      return 2.0 * ceil_log2(p) * one_way(n);  // down a tree and back up, one way at a time
+    case AllreduceAlgorithm::basic_linear:  // rank 0 receives, then sends, one vector per rank
+      return link.one_way(n, 2 * (p - 1));
+    case AllreduceAlgorithm::nonoverlapping:  // down a tree and back up, one way at a time
+      return link.one_way(n, 2 * ceil_log2(p));
     case AllreduceAlgorithm::recursive_doubling:
-      return floor_log2(p) * message(n) + fold;
+      return link.one_way(n, folds) + link.exchange(n, floor_log2(p)) + link.one_way(n, folds);
     case AllreduceAlgorithm::ring:
-      return 2.0 * (p - 1) * message(n / p);
+      return link.exchange(n / p, 2 * (p - 1));
     case AllreduceAlgorithm::rabenseifner: {
       // Halving exchanges n/2, n/4, ... down to n/q; doubling the same back up.
-      double seconds = fold;
-      for (int step = 1; step <= floor_log2(p); ++step) seconds += 2 * message(n / (1 << step));
-      return seconds;
+      double seconds = link.one_way(n, folds);
+      for (int step = 1; step <= floor_log2(p); ++step) seconds += link.exchange(n / (1 << step));
+      for (int step = floor_log2(p); step >= 1; --step) seconds += link.exchange(n / (1 << step));
+      return seconds + link.one_way(n, folds);
     }
   }
   return 0;
 }
 
-double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, const Link& link) {
+double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, Transfers& link) {
   if (p <= 1) return 0;
-  const auto message = [&](double bytes) { return link.message_seconds(bytes); };
-  const auto one_way = [&](double bytes) { return link.one_way_seconds(bytes); };
   switch (algorithm) {
     case AllgathervAlgorithm::gather_broadcast:
       // rank 0 receives p − 1 blocks, then broadcasts all p along a binomial tree
-      return (p - 1) * one_way(m) + ceil_log2(p) * one_way(p * m);
+      return link.one_way(m, p - 1) + link.one_way(p * m, ceil_log2(p));
     case AllgathervAlgorithm::bruck: {
       // step i passes on the 2^i blocks gathered so far (the last one what is still missing)
       double seconds = 0;
-      for (int have = 1; have < p; have *= 2) seconds += message(std::min(have, p - have) * m);
+      for (int have = 1; have < p; have *= 2) {
+        seconds += link.exchange(std::min(have, p - have) * m);
+      }
       return seconds;
     }
     case AllgathervAlgorithm::ring:
-      return (p - 1) * message(m);
+      return link.exchange(m, p - 1);
     case AllgathervAlgorithm::neighbor_exchange:
-      if (p % 2 != 0) return (p - 1) * message(m);       // Open MPI runs the ring
-      return message(m) + (p / 2 - 1) * message(2 * m);  // one block, then two a step
+      if (p % 2 != 0) return link.exchange(m, p - 1);             // Open MPI runs the ring
+      return link.exchange(m) + link.exchange(2 * m, p / 2 - 1);  // one block, then two a step
     case AllgathervAlgorithm::two_procs:
-      return message(m);
+      return link.exchange(m);
   }
   return 0;
 }

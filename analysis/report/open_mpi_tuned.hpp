@@ -34,12 +34,12 @@ AllreduceAlgorithm tuned_allreduce(int ranks, double bytes);
 // ... for an allgatherv of `bytes_per_rank` on average from each of `ranks` ranks.
 AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank);
 
-// Seconds for the algorithm on `link`, every rank's link alike: the steps of the critical path,
-// each priced as one message of its size, an exchange or one way (Link; α + β·bytes on a plain
-// link).
-double allreduce_seconds(AllreduceAlgorithm algorithm, int ranks, double bytes, const Link& link);
+// Seconds for the algorithm, every rank's link alike: the steps of the critical path in order,
+// each priced as one message of its size, an exchange or one way (Transfers; α + β·bytes on a
+// plain link).
+double allreduce_seconds(AllreduceAlgorithm algorithm, int ranks, double bytes, Transfers& link);
 double allgatherv_seconds(AllgathervAlgorithm algorithm, int ranks, double bytes_per_rank,
-                          const Link& link);
+                          Transfers& link);
 
 std::string_view name(AllreduceAlgorithm algorithm);
 std::string_view name(AllgathervAlgorithm algorithm);

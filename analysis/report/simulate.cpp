@@ -167,13 +167,20 @@ std::map<std::string, Link> calibrated_links(const Connection& db) {
     FROM bench
     WHERE suite = 'pingpong'
       AND name IN ('alpha', 'beta', 'exchange_alpha', 'exchange_beta', 'exchange_seconds',
-                   'one_way_seconds')
+                   'one_way_seconds', 'after_idle_alpha', 'after_idle_beta', 'burst_bytes')
     ORDER BY created_at, id)sql");
-  std::map<std::string, MessageTime> one_way, exchange;
+  std::map<std::string, MessageTime> one_way, exchange, after_idle;
+  std::map<std::string, double> burst;
   for (const Row& row : t.rows) {
     const std::string name = text_of(row[1]);
     const std::string network = text_of(row[0]);
-    MessageTime& time = (name.starts_with("exchange_") ? exchange : one_way)[network];
+    if (name == "burst_bytes") {
+      burst[network] = as_double(row[2]);
+      continue;
+    }
+    MessageTime& time = (name.starts_with("after_idle_") ? after_idle
+                         : name.starts_with("exchange_") ? exchange
+                                                         : one_way)[network];
     if (name.ends_with("_seconds")) {
       // A calibration records its sizes in ascending order: a size not above the last one
       // starts the next calibration, which replaces the curve.
@@ -187,10 +194,22 @@ std::map<std::string, Link> calibrated_links(const Connection& db) {
   const auto fitted = [](const MessageTime& time) { return time.alpha > 0 && time.beta > 0; };
   std::map<std::string, Link> links;
   for (const auto& [network, time] : one_way) {
-    if (fitted(time)) links[network] = Link{.exchange = time, .one_way = time};
+    if (fitted(time)) {
+      links[network].exchange = time;
+      links[network].one_way = time;
+    }
   }
   for (const auto& [network, time] : exchange) {
     if (fitted(time)) links[network].exchange = time;
+  }
+  // Calibrations since the ping-pong has an after-idle sweep measured the burst too.
+  for (auto& [network, link] : links) {
+    if (!after_idle.contains(network) || after_idle.at(network).alpha <= 0 ||
+        !burst.contains(network)) {
+      continue;
+    }
+    link.after_idle = after_idle.at(network);
+    link.burst_bytes = burst.at(network);
   }
   return links;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The α-β cost model (commsgd-report simulate) against measurement, on one machine:
-#   1. α and β of each emulated network, one way and exchanged both ways (commsgd-bench pingpong);
+#   1. α and β of each emulated network, one way and exchanged both ways, back to back and after
+#      computation, and its token bucket's burst (commsgd-bench pingpong);
 #   2. the emulated-network sweep: dense, topk, gtopk, gaussiank, sgp, osgp and dpsgd on the
 #      digits set (mlp 64-2048-10, d = 153 610, ρ = 0.001), 2 and 4 ranks on emulated hosts
 #      with 100mbit and 1gbit links, 60 iterations each;

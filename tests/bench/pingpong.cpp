@@ -1,12 +1,14 @@
 // pingpong: point-to-point time of a message between ranks 0 and 1 over a range of sizes, one way
-// and exchanged both ways at once, and the α-β model t(n) = α + β·n fitted to each. α and β per
-// network are what the cost model needs (1/β is the link's bandwidth), and the exchange's time at
-// each size, by which it prices messages within the measured sizes. Run under mpirun with the two
-// ranks on the two hosts to measure (other ranks wait).
+// and exchanged both ways at once, back to back and after computation, and the α-β model
+// t(n) = α + β·n fitted to each. α and β per network are what the cost model needs (1/β is the
+// link's bandwidth), the exchange's time at each size, by which it prices messages within the
+// measured sizes, and a shaped link's token-bucket burst. Run under mpirun with the two ranks on
+// the two hosts to measure (other ranks wait).
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <span>
 
@@ -22,6 +24,7 @@ struct Settings {
   std::size_t min_bytes = 8;
   std::size_t max_bytes = 4 << 20;
   int round_trips = 10;
+  double idle_ms = 10;
   std::string network = "local";
   std::string db = "results/bench.sqlite";
 };
@@ -70,6 +73,58 @@ double exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats
   });
 }
 
+// The same exchange as a training step of two ranks makes it: ranks 0 and 1 compute for `idle`
+// seconds, meet (an empty exchange: the barrier of --barrier-before-communicate at P = 2) and
+// exchange; only the exchange is timed. The link has idled meanwhile, so a shaped link's token
+// bucket has refilled, up to its burst, where back to back the exchanges above find it empty
+// beyond their first few. The computation sweeps 4 MiB, as a step's forward and backward sweep
+// the model, so that the exchange starts with the caches a training step leaves: a 1 kB
+// exchange took 30% longer after it than after a spin. Other ranks return 0 at once.
+double after_idle_exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats,
+                                   double idle) {
+  if (comm.rank() >= 2) return 0;
+  const int peer = 1 - comm.rank();
+  std::vector<std::byte> message(bytes), received;
+  std::vector<float> computed(1 << 20);
+  std::vector<double> times;
+  for (int i = 0; i <= repeats; ++i) {
+    const algorithms::Stopwatch computing;
+    while (computing.seconds() < idle) {
+      for (float& x : computed) x = x * 0.5f + 1.0f;
+    }
+    message[0] = static_cast<std::byte>(computed[i] > 1.5f);  // the computation is used
+    comm.exchange(nullptr, 0, peer, received);
+    const algorithms::Stopwatch watch;
+    comm.exchange(message.data(), bytes, peer, received);
+    if (i > 0) times.push_back(watch.seconds());
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  // A training step records the mean over its ranks; here rank 1's median was up to twice rank
+  // 0's.
+  double median = times[times.size() / 2];
+  std::vector<std::byte> theirs;
+  comm.exchange(&median, sizeof median, peer, theirs);
+  double their_median = 0;
+  std::memcpy(&their_median, theirs.data(), sizeof their_median);
+  return (median + their_median) / 2;
+}
+
+// The least-squares line t = α + β·n through the samples: {α, β}.
+std::pair<double, double> least_squares(std::span<const Sample> samples) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const Sample& s : samples) {
+    const double x = static_cast<double>(s.bytes);
+    sx += x;
+    sy += s.one_way_seconds;
+    sxx += x * x;
+    sxy += x * s.one_way_seconds;
+  }
+  const double n = static_cast<double>(samples.size());
+  if (samples.size() < 2) return {sy / n, 0.0};
+  const double beta = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  return {(sy - beta * sx) / n, beta};
+}
+
 // {α, β} of t(n) = α + β·n. One least-squares line through all sizes fits neither end: a
 // shaped link lets messages up to its token-bucket burst pass at full speed, and the large
 // messages' scatter then decides α (it can come out negative). So α is the time of the smallest
@@ -77,19 +132,40 @@ double exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats
 // the sizes, where bandwidth is.
 std::pair<double, double> fit_alpha_beta(const std::vector<Sample>& samples) {
   const std::span<const Sample> large = std::span(samples).subspan(samples.size() / 2);
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const Sample& s : large) {
-    const double x = static_cast<double>(s.bytes);
-    sx += x;
-    sy += s.one_way_seconds;
-    sxx += x * x;
-    sxy += x * s.one_way_seconds;
-  }
-  const double n = static_cast<double>(large.size());
   const double beta = large.size() > 1
-                          ? (n * sxy - sx * sy) / (n * sxx - sx * sx)
+                          ? least_squares(large).second
                           : large[0].one_way_seconds / static_cast<double>(large[0].bytes);
   return {samples.front().one_way_seconds, beta};
+}
+
+// {α, β} of the exchanges after computation within half the burst, where a full bucket passes
+// every byte at the hosts' speed: a least-squares line, whose α averages the noise of single
+// medians over the sizes (a 1 kB median came out at twice its neighbours').
+std::pair<double, double> fit_after_idle(const std::vector<Sample>& after_idle, double burst) {
+  std::size_t below = 1;
+  while (below < after_idle.size() && static_cast<double>(after_idle[below].bytes) <= burst / 2) {
+    ++below;
+  }
+  const auto [alpha, beta] = least_squares(std::span(after_idle).first(below));
+  return {alpha, std::max(0.0, beta)};
+}
+
+// A shaped link's token-bucket burst: the bytes that pass at the hosts' speed after idle. Where
+// the transfer dominates the back-to-back exchange (10 times its smallest time and more), every
+// byte of it goes at the link's rate, and after idle all but the burst do: the burst is the
+// share of the bytes the exchange after idle saved, n·(1 − after idle/back to back). The median
+// over those sizes; 0 on a link without a bucket.
+double burst_bytes(const std::vector<Sample>& back_to_back, const std::vector<Sample>& after_idle) {
+  std::vector<double> bursts;
+  for (std::size_t i = 0; i < back_to_back.size(); ++i) {
+    const double time = back_to_back[i].one_way_seconds;
+    if (time < 10 * back_to_back.front().one_way_seconds) continue;
+    const double saved = std::max(0.0, 1 - after_idle[i].one_way_seconds / time);
+    bursts.push_back(static_cast<double>(back_to_back[i].bytes) * saved);
+  }
+  if (bursts.empty()) return 0;
+  std::nth_element(bursts.begin(), bursts.begin() + bursts.size() / 2, bursts.end());
+  return bursts[bursts.size() / 2];
 }
 
 void print_samples(const std::string& what, const std::vector<Sample>& samples) {
@@ -103,42 +179,54 @@ void print_samples(const std::string& what, const std::vector<Sample>& samples) 
 void run(const Settings& s) {
   comm::MpiCommunicator comm;
   if (comm.size() < 2) throw std::runtime_error("pingpong needs at least 2 ranks");
-  std::vector<Sample> one_way, both_ways;
+  std::vector<Sample> one_way, both_ways, after_idle;
   for (std::size_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) {
     comm.barrier();
     one_way.push_back({bytes, one_way_seconds(comm, bytes, s.round_trips)});
     comm.barrier();
     both_ways.push_back({bytes, exchange_seconds(comm, bytes, s.round_trips)});
+    after_idle.push_back(
+        {bytes, after_idle_exchange_seconds(comm, bytes, s.round_trips, s.idle_ms / 1e3)});
   }
   comm.barrier();
   if (comm.rank() != 0) return;
 
   const auto [alpha, beta] = fit_alpha_beta(one_way);
   const auto [exchange_alpha, exchange_beta] = fit_alpha_beta(both_ways);
+  const double burst = burst_bytes(both_ways, after_idle);
+  const auto [idle_alpha, idle_beta] = fit_after_idle(after_idle, burst);
   const Sample& largest = one_way.back();
   const double largest_mbit = 8e-6 * static_cast<double>(largest.bytes) / largest.one_way_seconds;
   print_samples(fmt::format("rank 0 -> rank 1, network {}, median of {} round trips", s.network,
                             s.round_trips),
                 one_way);
   print_samples("rank 0 <-> rank 1 at once (exchange), median", both_ways);
+  print_samples(fmt::format("exchange after {} ms of computation, median", s.idle_ms), after_idle);
   fmt::print(
       "alpha_s={:.6g} beta_s_per_byte={:.6g} fit_mbit_per_s={:.2f} largest_mbit_per_s={:.2f}\n"
-      "exchange_alpha_s={:.6g} exchange_beta_s_per_byte={:.6g} exchange_fit_mbit_per_s={:.2f}\n",
-      alpha, beta, 8e-6 / beta, largest_mbit, exchange_alpha, exchange_beta, 8e-6 / exchange_beta);
+      "exchange_alpha_s={:.6g} exchange_beta_s_per_byte={:.6g} exchange_fit_mbit_per_s={:.2f}\n"
+      "burst_bytes={:.0f} after_idle_alpha_s={:.6g} after_idle_beta_s_per_byte={:.6g}\n",
+      alpha, beta, 8e-6 / beta, largest_mbit, exchange_alpha, exchange_beta, 8e-6 / exchange_beta,
+      burst, idle_alpha, idle_beta);
 
   const nlohmann::json params = {{"network", s.network},
                                  {"min_bytes", s.min_bytes},
                                  {"max_bytes", s.max_bytes},
-                                 {"round_trips", s.round_trips}};
+                                 {"round_trips", s.round_trips},
+                                 {"idle_ms", s.idle_ms}};
   std::vector<record::BenchRow> rows = {
       bench_row("pingpong", "alpha", params, alpha, "s"),
       bench_row("pingpong", "beta", params, beta, "s/byte"),
       bench_row("pingpong", "exchange_alpha", params, exchange_alpha, "s"),
       bench_row("pingpong", "exchange_beta", params, exchange_beta, "s/byte"),
-      bench_row("pingpong", "largest_message_bandwidth", params, largest_mbit, "Mbit/s")};
+      bench_row("pingpong", "largest_message_bandwidth", params, largest_mbit, "Mbit/s"),
+      bench_row("pingpong", "burst_bytes", params, burst, "bytes"),
+      bench_row("pingpong", "after_idle_alpha", params, idle_alpha, "s"),
+      bench_row("pingpong", "after_idle_beta", params, idle_beta, "s/byte")};
   // Each size's time too: the cost model prices a message within these sizes by them.
   for (const auto& [name, samples] :
-       {std::pair{"one_way_seconds", &one_way}, std::pair{"exchange_seconds", &both_ways}}) {
+       {std::pair{"one_way_seconds", &one_way}, std::pair{"exchange_seconds", &both_ways},
+        std::pair{"after_idle_exchange_seconds", &after_idle}}) {
     for (const Sample& x : *samples) {
       nlohmann::json sized = params;
       sized["bytes"] = x.bytes;
@@ -162,6 +250,11 @@ void add_pingpong(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--round-trips", settings->round_trips, "Round trips per size (median)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--idle-ms", settings->idle_ms,
+                  "Computation before each exchange of the after-idle sweep; long enough for a "
+                  "shaped link's token bucket to refill (its burst at the link's rate)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--network", settings->network, "Label of the network, stored with the rows")
       ->capture_default_str();

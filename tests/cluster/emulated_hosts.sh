@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cluster in a box's network: 4 emulated hosts whose links are shaped to 100 Mbit/s.
 #  1. MPI ping-pong between two of them (commsgd-bench pingpong) reaches the configured rate
-#     within 10% (TCP/IP headers take ~3%).
+#     within 10% (TCP/IP headers take ~3%), and sees the links' token bucket: the burst it
+#     measures is within 50%..120% of hosts.sh's, 25 000 bytes at 100 Mbit/s.
 #  2. dense and gtopk (density 0.001) trained across the 4 hosts on a 150k-parameter MLP (dense
 #     allreduces 0.6 MB a step, so bandwidth, not CPU noise, decides): gtopk spends less time
 #     communicating per step than dense; both runs are in the database.
@@ -29,6 +30,11 @@ mbit=$(sed -n 's/.*largest_mbit_per_s=\([0-9.]*\).*/\1/p' <<<"$output")
 awk -v m="$mbit" 'BEGIN { exit !(m >= 90 && m <= 110) }' ||
   fail "measured $mbit Mbit/s on a 100 Mbit/s link (allowed: 90..110)"
 echo "ok: ping-pong $mbit Mbit/s on a 100mbit link"
+burst=$(sed -n 's/.*burst_bytes=\([0-9.]*\).*/\1/p' <<<"$output")
+[ -n "$burst" ] || fail "no burst in the ping-pong output"
+awk -v b="$burst" 'BEGIN { exit !(b >= 12500 && b <= 30000) }' ||
+  fail "measured a burst of $burst bytes on links whose token bucket holds 25000"
+echo "ok: ping-pong measured a burst of $burst bytes (the token bucket holds 25000)"
 
 for algo in dense gtopk; do
   "$launch" -n 4 --network emulated:100mbit -- "$train" --config "$here/tiny.toml" \

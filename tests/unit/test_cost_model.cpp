@@ -8,6 +8,16 @@ namespace {
 
 const Link kLink = plain_link(1e-3, 1e-6);  // 1 ms a message, 1 MB/s: every term is easy to add up
 
+// An algorithm's steps priced from an idle link.
+double allreduce(AllreduceAlgorithm algorithm, int ranks, double bytes, const Link& link) {
+  Transfers transfers(link);
+  return allreduce_seconds(algorithm, ranks, bytes, transfers);
+}
+double allgatherv(AllgathervAlgorithm algorithm, int ranks, double bytes, const Link& link) {
+  Transfers transfers(link);
+  return allgatherv_seconds(algorithm, ranks, bytes, transfers);
+}
+
 Exchange exchange(const std::string& algo, const std::string& aggregation, int workers) {
   Exchange e;
   e.algo = algo;
@@ -95,24 +105,23 @@ TEST(OpenMpiTuned, EachAlgorithmIsPricedByItsSteps) {
   using R = AllreduceAlgorithm;
   const double n = 4000;  // 4 ms at β
   // Ring, P = 4: 2(P−1) = 6 messages, 2(P−1)/P·n = 1.5n bytes.
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::ring, 4, n, kLink), 0.006 + 0.006);
+  EXPECT_DOUBLE_EQ(allreduce(R::ring, 4, n, kLink), 0.006 + 0.006);
   // Rabenseifner, P = 4: 2·log2 4 = 4 messages, the ring's bytes.
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::rabenseifner, 4, n, kLink), 0.004 + 0.006);
+  EXPECT_DOUBLE_EQ(allreduce(R::rabenseifner, 4, n, kLink), 0.004 + 0.006);
   // P = 6: the two ranks beyond 4 hand over the vector and get it back, two whole-vector steps.
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::rabenseifner, 6, n, kLink), 0.010 + 2 * 0.005);
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::recursive_doubling, 6, n, kLink), 2 * 0.005 + 2 * 0.005);
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::basic_linear, 3, n, kLink), 4 * 0.005);
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::nonoverlapping, 5, n, kLink), 6 * 0.005);
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::ring, 1, n, kLink), 0.0);
+  EXPECT_DOUBLE_EQ(allreduce(R::rabenseifner, 6, n, kLink), 0.010 + 2 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce(R::recursive_doubling, 6, n, kLink), 2 * 0.005 + 2 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce(R::basic_linear, 3, n, kLink), 4 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce(R::nonoverlapping, 5, n, kLink), 6 * 0.005);
+  EXPECT_DOUBLE_EQ(allreduce(R::ring, 1, n, kLink), 0.0);
   using G = AllgathervAlgorithm;
   const double m = 80;  // 0.08 ms a block
-  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::bruck, 5, m, kLink), 0.003 + 0.00032);
-  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::ring, 5, m, kLink), 0.004 + 0.00032);
-  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::neighbor_exchange, 6, m, kLink), 0.003 + 0.0004);
+  EXPECT_DOUBLE_EQ(allgatherv(G::bruck, 5, m, kLink), 0.003 + 0.00032);
+  EXPECT_DOUBLE_EQ(allgatherv(G::ring, 5, m, kLink), 0.004 + 0.00032);
+  EXPECT_DOUBLE_EQ(allgatherv(G::neighbor_exchange, 6, m, kLink), 0.003 + 0.0004);
   // Open MPI runs the ring for an odd number of ranks.
-  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::neighbor_exchange, 5, m, kLink),
-                   allgatherv_seconds(G::ring, 5, m, kLink));
-  EXPECT_DOUBLE_EQ(allgatherv_seconds(G::two_procs, 2, m, kLink), 0.001 + 0.00008);
+  EXPECT_DOUBLE_EQ(allgatherv(G::neighbor_exchange, 5, m, kLink), allgatherv(G::ring, 5, m, kLink));
+  EXPECT_DOUBLE_EQ(allgatherv(G::two_procs, 2, m, kLink), 0.001 + 0.00008);
 }
 
 // A calibrated link prices a message within the measured sizes by the measurements: a shaped
@@ -144,16 +153,50 @@ TEST(CostModel, OneWayStepsArePricedByTheOneWayCalibration) {
   EXPECT_DOUBLE_EQ(link.one_way_seconds(1000), 0.003);
   EXPECT_DOUBLE_EQ(link.message_seconds(1000), 0.002);
   using R = AllreduceAlgorithm;
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::basic_linear, 3, 1000, link), 4 * 0.003);
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::nonoverlapping, 4, 1000, link), 4 * 0.003);
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::recursive_doubling, 6, 1000, link),
+  EXPECT_DOUBLE_EQ(allreduce(R::basic_linear, 3, 1000, link), 4 * 0.003);
+  EXPECT_DOUBLE_EQ(allreduce(R::nonoverlapping, 4, 1000, link), 4 * 0.003);
+  EXPECT_DOUBLE_EQ(allreduce(R::recursive_doubling, 6, 1000, link),
                    2 * 0.002 + 2 * 0.003);  // two exchanges, the fold one way
-  EXPECT_DOUBLE_EQ(allreduce_seconds(R::ring, 4, 1000, link), 6 * (0.001 + 250e-6));
-  EXPECT_DOUBLE_EQ(allgatherv_seconds(AllgathervAlgorithm::gather_broadcast, 4, 100, link),
+  EXPECT_DOUBLE_EQ(allreduce(R::ring, 4, 1000, link), 6 * (0.001 + 250e-6));
+  EXPECT_DOUBLE_EQ(allgatherv(AllgathervAlgorithm::gather_broadcast, 4, 100, link),
                    3 * (0.002 + 1e-4) + 2 * (0.002 + 4e-4));
   // gTop-k at P = 6, sets of 80 bytes: two butterfly exchanges, the fold in and out one way.
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 6), link),
                    2 * (0.001 + 8e-5) + 2 * (0.002 + 8e-5));
+}
+
+// A link shaped by a token bucket, calibrated after idle: an iteration's first exchange has the
+// after-idle latency, later ones the back-to-back one. Each takes from the bucket what the
+// computation before the iteration refilled (at most the burst) at the hosts' speed; the bytes
+// beyond cost what back-to-back exchanges of that size cost beyond their latency.
+TEST(CostModel, AShapedLinkPassesWhatItsBucketHoldsAtTheHostsSpeed) {
+  Link link = kLink;  // back to back: 1 ms + 1 µs a byte; the bucket refills by 1000 bytes a ms
+  link.after_idle = plain_link(2e-4, 1e-8).exchange;
+  link.burst_bytes = 3000;
+  // Computed for 2 ms: 2000 bytes in the bucket. A message of 1000 passes from it.
+  Transfers after_two_ms(link, 2e-3);
+  EXPECT_DOUBLE_EQ(after_two_ms.exchange(1000), 2e-4 + 1000 * 1e-8);
+  // The next one finds 1000 bytes left: 2500 bytes pass 1000 from it, 1500 at the link's rate.
+  EXPECT_DOUBLE_EQ(after_two_ms.exchange(2500), 1e-3 + 1000 * 1e-8 + 1500 * 1e-6);
+  // And the bucket is empty.
+  EXPECT_DOUBLE_EQ(after_two_ms.exchange(100), 1e-3 + 100 * 1e-6);
+  // Computed for a second: the bucket holds its burst, no more.
+  EXPECT_DOUBLE_EQ(Transfers(link, 1.0).exchange(5000), 2e-4 + 3000 * 1e-8 + 2000 * 1e-6);
+  // Beyond the bucket, a measured back-to-back curve prices the bytes: 2000 bytes measured at
+  // 1.5 ms, 0.5 ms beyond its smallest size's time, which is its latency.
+  Link measured = link;
+  measured.exchange.measured = {{8, 1e-3}, {2000, 1.5e-3}, {8000, 7e-3}};
+  EXPECT_DOUBLE_EQ(Transfers(measured, 1.0).exchange(5000), 2e-4 + 3000 * 1e-8 + 0.5e-3);
+  // Dense at P = 2 (recursive doubling, one exchange of all 4000 bytes) after a second's
+  // computation: 3000 bytes from the full bucket, 1000 at the link's rate.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 2), link, 1.0),
+                   2e-4 + 3000 * 1e-8 + 1000 * 1e-6);
+  // Without computation before it (a thread of its own), or without an after-idle calibration,
+  // every message costs its back-to-back price.
+  EXPECT_DOUBLE_EQ(Transfers(link).exchange(5000), 1e-3 + 5e-3);
+  EXPECT_DOUBLE_EQ(Transfers(kLink, 1.0).exchange(5000), 1e-3 + 5e-3);
+  Exchange osgp = exchange("osgp", "", 2);
+  EXPECT_DOUBLE_EQ(exposed_seconds(osgp, link, 1e-3, 0), 1e-3 + 4004 * 1e-6 - 1e-3);
 }
 
 }  // namespace

@@ -482,6 +482,7 @@ SparseSet random_set(std::mt19937& rng, std::size_t n, std::uint32_t range, bool
   return s;
 }
 
+// Unions of up to 600 entries, whose k-th the merge finds among all of them.
 TEST(MergeKeepK, MatchesReference) {
   std::mt19937 rng(18);
   for (const bool small_values : {false, true}) {
@@ -496,8 +497,8 @@ TEST(MergeKeepK, MatchesReference) {
   }
 }
 
-// Unions larger than the merge's sample (1024 keys), where the k-th is found from a bracket of
-// sampled keys: disjoint and overlapping sets, distinct and heavily tied values.
+// Unions larger than 1024 entries, where the k-th is found from a bracket of sampled keys:
+// disjoint and overlapping sets, distinct and heavily tied values.
 TEST(MergeKeepK, LargeUnionsMatchTheReference) {
   std::mt19937 rng(19);
   for (const bool small_values : {false, true}) {
