@@ -16,10 +16,16 @@
 namespace commsgd::kernels {
 namespace {
 
-void check_set(const SparseSet& s, const char* who) {
+void check_set(SparseView s, const char* who) {
   if (s.values.size() != s.indices.size()) {
     throw std::invalid_argument(std::string(who) + ": values and indices differ in size");
   }
+}
+
+// Whether the view reads what `s` stores: writing s would change the input under the merge.
+bool reads_from(SparseView v, const SparseSet& s) {
+  return (!v.indices.empty() && v.indices.data() == s.indices.data()) ||
+         (!v.values.empty() && v.values.data() == s.values.data());
 }
 
 // Indices are sorted, so the last one bounds them all.
@@ -41,7 +47,7 @@ std::uint32_t descents_in_block(const std::uint32_t* __restrict p) {
   }
   return descents;
 }
-bool strictly_increasing(const SparseSet& s) {
+bool strictly_increasing(SparseView s) {
   const std::uint32_t* index = s.indices.data();
   const std::size_t n = s.size();
   std::uint32_t descents = 0;
@@ -74,7 +80,7 @@ Entries with_tags(Entries e) {
 // a pair of locals, because GCC at -O2 neither unrolls a loop over an array of runs (which would
 // keep the positions in memory) nor keeps a chosen pointer or std::min free of branches.
 template <bool Tagged>
-void merge_as_multisets(const SparseSet& a, const std::uint32_t* a_tags, const SparseSet& b,
+void merge_as_multisets(SparseView a, const std::uint32_t* a_tags, SparseView b,
                         const std::uint32_t* b_tags, Entries to) {
   const std::uint32_t* __restrict ai = a.indices.data();
   const std::uint32_t* __restrict bi = b.indices.data();
@@ -304,12 +310,14 @@ struct MergeScratch {
 };
 
 template <bool Tagged>
-void merge_keep_k_impl(const SparseSet& a, const std::uint32_t* a_tags, const SparseSet& b,
+void merge_keep_k_impl(SparseView a, const std::uint32_t* a_tags, SparseView b,
                        const std::uint32_t* b_tags, std::size_t k, SparseSet& out,
                        std::vector<std::uint32_t>* out_tags) {
   check_set(a, "merge_keep_k");
   check_set(b, "merge_keep_k");
-  if (&out == &a || &out == &b) throw std::invalid_argument("merge_keep_k: out aliases an input");
+  if (reads_from(a, out) || reads_from(b, out)) {
+    throw std::invalid_argument("merge_keep_k: out aliases an input");
+  }
   if (k < 1) throw std::invalid_argument("merge_keep_k: k < 1");
   if (!strictly_increasing(a) || !strictly_increasing(b)) {
     throw std::invalid_argument("merge_keep_k: input not sorted by strictly increasing index");
@@ -387,11 +395,11 @@ void add_block(float* __restrict acc, const float* __restrict g) {
 
 }  // namespace
 
-void merge_keep_k(const SparseSet& a, const SparseSet& b, std::size_t k, SparseSet& out) {
+void merge_keep_k(SparseView a, SparseView b, std::size_t k, SparseSet& out) {
   merge_keep_k_impl<false>(a, nullptr, b, nullptr, k, out, nullptr);
 }
 
-void merge_keep_k(const SparseSet& a, std::span<const std::uint32_t> a_tags, const SparseSet& b,
+void merge_keep_k(SparseView a, std::span<const std::uint32_t> a_tags, SparseView b,
                   std::span<const std::uint32_t> b_tags, std::size_t k, SparseSet& out,
                   std::vector<std::uint32_t>& out_tags) {
   if (a_tags.size() != a.size() || b_tags.size() != b.size()) {

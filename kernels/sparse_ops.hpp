@@ -13,14 +13,14 @@ namespace commsgd::kernels {
 // set, always added first so both partners compute the same bits), then the k entries first in
 // the selection order (larger |value|; ties: smaller index), sorted by index; all of the union
 // if it has at most k. out must not alias a or b; unsorted input throws std::invalid_argument.
-void merge_keep_k(const SparseSet& a, const SparseSet& b, std::size_t k, SparseSet& out);
+void merge_keep_k(SparseView a, SparseView b, std::size_t k, SparseSet& out);
 
 // The same, carrying a tag with each entry (a_tags[i] belongs to a's i-th entry): a kept entry
 // keeps its tag, and a shared index takes the bitwise AND of its two. With kUntagged on one
 // side, that is the other side's tag: gTop-k tags its own entries with their positions, and an
 // entry whose tag comes through every round survived every round.
 inline constexpr std::uint32_t kUntagged = ~0u;
-void merge_keep_k(const SparseSet& a, std::span<const std::uint32_t> a_tags, const SparseSet& b,
+void merge_keep_k(SparseView a, std::span<const std::uint32_t> a_tags, SparseView b,
                   std::span<const std::uint32_t> b_tags, std::size_t k, SparseSet& out,
                   std::vector<std::uint32_t>& out_tags);
 

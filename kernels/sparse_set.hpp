@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace commsgd::kernels {
@@ -17,6 +18,19 @@ struct SparseSet {
     values.clear();
     indices.clear();
   }
+};
+
+// A sparse set's entries where they already lie, read only: a SparseSet's, or a received
+// message's, which gTop-k's merge then reads without copying them out first.
+struct SparseView {
+  std::span<const float> values;
+  std::span<const std::uint32_t> indices;
+
+  SparseView() = default;
+  SparseView(std::span<const float> values, std::span<const std::uint32_t> indices)
+      : values(values), indices(indices) {}
+  SparseView(const SparseSet& s) : values(s.values), indices(s.indices) {}  // NOLINT: implicit
+  std::size_t size() const { return indices.size(); }
 };
 
 }  // namespace commsgd::kernels

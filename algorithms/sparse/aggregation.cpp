@@ -1,5 +1,6 @@
 #include "algorithms/sparse/aggregation.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -26,13 +27,22 @@ void pack(const kernels::SparseSet& set, std::vector<std::byte>& bytes) {
   std::memcpy(bytes.data() + 4 * n, set.indices.data(), 4 * n);
 }
 
-void unpack(std::span<const std::byte> bytes, kernels::SparseSet& set) {
+kernels::SparseView entries_of(std::span<const std::byte> bytes) {
   if (bytes.size() % 8 != 0) throw std::runtime_error("sparse message of a partial entry");
+  if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(float) != 0) {
+    throw std::invalid_argument("sparse message not aligned for its entries");
+  }
   const std::size_t n = bytes.size() / 8;
-  set.values.resize(n);
-  set.indices.resize(n);
-  std::memcpy(set.values.data(), bytes.data(), 4 * n);
-  std::memcpy(set.indices.data(), bytes.data() + 4 * n, 4 * n);
+  // Received bytes hold the floats and indices the sender packed (C++20's implicit object
+  // creation: the receive wrote them into storage from operator new).
+  return {{reinterpret_cast<const float*>(bytes.data()), n},
+          {reinterpret_cast<const std::uint32_t*>(bytes.data() + 4 * n), n}};
+}
+
+void unpack(std::span<const std::byte> bytes, kernels::SparseSet& set) {
+  const kernels::SparseView entries = entries_of(bytes);
+  set.values.assign(entries.values.begin(), entries.values.end());
+  set.indices.assign(entries.indices.begin(), entries.indices.end());
 }
 
 }  // namespace commsgd::algorithms

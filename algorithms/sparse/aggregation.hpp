@@ -37,5 +37,7 @@ std::unique_ptr<Aggregation> make_aggregation(const std::string& name, comm::Com
 // entry, never float64 (the original code's messages were twice as large).
 void pack(const kernels::SparseSet& set, std::vector<std::byte>& bytes);
 void unpack(std::span<const std::byte> bytes, kernels::SparseSet& set);
+// The entries of a packed set where they lie in `bytes`, which must outlive the view.
+kernels::SparseView entries_of(std::span<const std::byte> bytes);
 
 }  // namespace commsgd::algorithms

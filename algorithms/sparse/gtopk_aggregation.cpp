@@ -61,23 +61,30 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
     kernels::merge_keep_k(local, guest_, k, first_);
     own = &first_;
   }
-  tags_.resize(own->size());
-  std::iota(tags_.begin(), tags_.end(), 0u);
+  // The first round's tags are the positions 0, 1, 2, ...: kept from call to call, like the
+  // partners' kUntagged, so that no call writes them again (100 kB at k = 25 000).
+  if (const std::size_t known = positions_.size(); known < own->size()) {
+    positions_.resize(own->size());
+    std::iota(positions_.begin() + static_cast<std::ptrdiff_t>(known), positions_.end(),
+              static_cast<std::uint32_t>(known));
+  }
+  std::span<const std::uint32_t> own_tags = std::span(positions_).first(own->size());
   for (int distance = 1; distance < group; distance *= 2) {
     const int peer = r ^ distance;
     pack(*own, send_);
     comm_.exchange(send_.data(), send_.size(), peer, recv_);
-    unpack(recv_, other_);
-    if (untagged_.size() < other_.size()) untagged_.resize(other_.size(), kernels::kUntagged);
-    const auto theirs = std::span(untagged_).first(other_.size());
+    const kernels::SparseView other = entries_of(recv_);  // merged where it arrived
+    if (untagged_.size() < other.size()) untagged_.resize(other.size(), kernels::kUntagged);
+    const auto theirs = std::span(untagged_).first(other.size());
     if (r < peer) {  // the lower rank's set first
-      kernels::merge_keep_k(*own, tags_, other_, theirs, k, merged_, merged_tags_);
+      kernels::merge_keep_k(*own, own_tags, other, theirs, k, merged_, merged_tags_);
     } else {
-      kernels::merge_keep_k(other_, theirs, *own, tags_, k, merged_, merged_tags_);
+      kernels::merge_keep_k(other, theirs, *own, own_tags, k, merged_, merged_tags_);
     }
     std::swap(current_, merged_);
     std::swap(tags_, merged_tags_);
     own = &current_;
+    own_tags = tags_;
   }
   if (own != &current_) current_ = *own;  // one rank alone: U is its own set
 
@@ -87,7 +94,7 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
   std::vector<std::uint8_t>& survived = has_guest ? survived_ : applied;
   const std::size_t tagged = has_guest ? first_.size() : local.size();
   survived.assign(tagged + 1, 0);
-  for (const std::uint32_t tag : tags_) survived[std::min<std::size_t>(tag, tagged)] = 1;
+  for (const std::uint32_t tag : own_tags) survived[std::min<std::size_t>(tag, tagged)] = 1;
   survived.resize(tagged);
   if (!has_guest) return;
   // With a guest, an entry of either selection survived if its index is among the survivors.

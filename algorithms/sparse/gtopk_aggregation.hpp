@@ -22,14 +22,14 @@ class GtopkAggregation final : public Aggregation {
 
  private:
   comm::Communicator& comm_;
-  kernels::SparseSet current_, other_, merged_;
+  kernels::SparseSet current_, merged_;
   kernels::SparseSet guest_;  // an extra rank's selection, held by its partner
   kernels::SparseSet first_;  // with a guest: the merge of both, where the butterfly starts
   std::vector<std::uint8_t> guest_alive_;
-  // Survival: the tags of current_'s entries, of the merge's output, and the partner's (all
-  // kernels::kUntagged); with a guest, whether each entry of the fold-in merge survived, and the
-  // indices that did.
-  std::vector<std::uint32_t> tags_, merged_tags_, untagged_;
+  // Survival: the tags of current_'s entries, of the merge's output, the partner's (all
+  // kernels::kUntagged) and the first round's (positions); with a guest, whether each entry of
+  // the fold-in merge survived, and the indices that did.
+  std::vector<std::uint32_t> tags_, merged_tags_, untagged_, positions_;
   std::vector<std::uint8_t> survived_;
   std::vector<std::uint32_t> survivors_;
   std::vector<std::byte> send_, recv_;
