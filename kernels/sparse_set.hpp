@@ -26,7 +26,6 @@ struct SparseView {
   std::span<const float> values;
   std::span<const std::uint32_t> indices;
 
-  SparseView() = default;
   SparseView(std::span<const float> values, std::span<const std::uint32_t> indices)
       : values(values), indices(indices) {}
   SparseView(const SparseSet& s) : values(s.values), indices(s.indices) {}  // NOLINT: implicit

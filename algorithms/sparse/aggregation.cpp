@@ -30,7 +30,7 @@ void pack(const kernels::SparseSet& set, std::vector<std::byte>& bytes) {
 kernels::SparseView entries_of(std::span<const std::byte> bytes) {
   if (bytes.size() % 8 != 0) throw std::runtime_error("sparse message of a partial entry");
   if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(float) != 0) {
-    throw std::invalid_argument("sparse message not aligned for its entries");
+    throw std::runtime_error("sparse message not aligned for its entries");
   }
   const std::size_t n = bytes.size() / 8;
   // Received bytes hold the floats and indices the sender packed (C++20's implicit object
