@@ -80,7 +80,9 @@ double Transfers::exchange_once(double bytes) {
   tokens_ -= fast;
   const double latency = after_idle_ ? link_.after_idle->alpha : link_.exchange.alpha;
   after_idle_ = false;
-  const double beyond = std::max(0.0, link_.exchange.seconds(bytes - fast) - link_.exchange.alpha);
+  const double excess = bytes - fast;
+  const double beyond =
+      excess > 0 ? std::max(0.0, link_.exchange.seconds(excess) - link_.exchange.seconds(0)) : 0;
   return latency + fast * link_.after_idle->beta + beyond;
 }
 

@@ -49,8 +49,8 @@ struct Link {
 // calibration, an iteration that computed for `idle_seconds` starts with the after-idle latency
 // and with what the computation put in the token bucket, at most the burst. Each exchange takes
 // from the bucket what it can, at the hosts' speed; the bytes beyond cost what the back-to-back
-// exchange of that many bytes cost beyond its latency. Later exchanges have the back-to-back
-// latency. Without that calibration every message costs the link's price for its size.
+// exchange of that many bytes cost beyond its smallest size's time. Later exchanges have the
+// back-to-back α. Without that calibration every message costs the link's price for its size.
 class Transfers {
  public:
   explicit Transfers(const Link& link, double idle_seconds = 0);
