@@ -3,7 +3,8 @@
 // t(n) = α + β·n fitted to each. α and β per network are what the cost model needs (1/β is the
 // link's bandwidth), the exchange's time at each size, by which it prices messages within the
 // measured sizes, and a shaped link's token-bucket burst. Run under mpirun with the two ranks on
-// the two hosts to measure (other ranks wait).
+// the two hosts to measure. Other ranks wait, polling: where ranks outnumber cores they take
+// cores from the two that measure.
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
