@@ -35,6 +35,12 @@ struct Sample {
   double one_way_seconds = 0;  // half the median round trip
 };
 
+// The middle value (the upper one of an even count); `values` is not empty.
+double median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 // The median over the repeats of `once()`'s time; the first run sets up the connection.
 template <class Once>
 double median_time(int repeats, Once once) {
@@ -44,8 +50,7 @@ double median_time(int repeats, Once once) {
     once();
     if (i > 0) times.push_back(watch.seconds());
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return median(times);
 }
 
 // Rank 0 sends `bytes` to rank 1, which sends them back: half the median round trip.
@@ -99,15 +104,14 @@ double after_idle_exchange_seconds(comm::Communicator& comm, std::size_t bytes, 
     comm.exchange(message.data(), bytes, peer, received);
     if (i > 0) times.push_back(watch.seconds());
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   // A training step records the mean over its ranks; here rank 1's median was up to twice rank
   // 0's.
-  double median = times[times.size() / 2];
+  const double mine = median(times);
   std::vector<std::byte> theirs;
-  comm.exchange(&median, sizeof median, peer, theirs);
+  comm.exchange(&mine, sizeof mine, peer, theirs);
   double their_median = 0;
   std::memcpy(&their_median, theirs.data(), sizeof their_median);
-  return (median + their_median) / 2;
+  return (mine + their_median) / 2;
 }
 
 // The least-squares line t = α + β·n through the samples: {α, β}.
@@ -141,8 +145,7 @@ std::pair<double, double> fit_alpha_beta(const std::vector<Sample>& samples) {
   for (std::size_t i = 0; i < std::min<std::size_t>(3, samples.size()); ++i) {
     smallest.push_back(samples[i].one_way_seconds);
   }
-  std::nth_element(smallest.begin(), smallest.begin() + smallest.size() / 2, smallest.end());
-  return {smallest[smallest.size() / 2], beta};
+  return {median(smallest), beta};
 }
 
 // {α, β} of the exchanges after computation within half the burst, where a full bucket passes
@@ -170,9 +173,7 @@ double burst_bytes(const std::vector<Sample>& back_to_back, const std::vector<Sa
     const double saved = std::max(0.0, 1 - after_idle[i].one_way_seconds / time);
     bursts.push_back(static_cast<double>(back_to_back[i].bytes) * saved);
   }
-  if (bursts.empty()) return 0;
-  std::nth_element(bursts.begin(), bursts.begin() + bursts.size() / 2, bursts.end());
-  return bursts[bursts.size() / 2];
+  return bursts.empty() ? 0 : median(bursts);
 }
 
 void print_samples(const std::string& what, const std::vector<Sample>& samples) {
