@@ -172,7 +172,8 @@ struct LinkOptions {
         ->check(CLI::NonNegativeNumber);
     if (network_option) {
       cmd->add_option("--link-of", network,
-                      "Use the newest pingpong alpha-beta recorded for this network (default "
+                      "Use the pingpong calibration recorded for this network (the median of "
+                      "its runs; default "
                       "without --alpha/--beta: the papers' 1 GbE, alpha 0.436 ms, beta 9e-9 s/B)");
     }
   }
@@ -250,6 +251,16 @@ void add_simulate(CLI::App& app) {
     const Connection db = c->open();
     print(simulate_check_report(db, c->filters(), c->link.given(db)), c->format);
   });
+
+  auto calibration = std::make_shared<ReportOptions>();
+  CLI::App* calibrate = simulate->add_subcommand(
+      "calibration",
+      "What the model takes from commsgd-bench pingpong (per network) and merge: each value and "
+      "each measured size's time, the median over the database's runs of each");
+  add_databases(calibrate, calibration->databases);
+  add_format(calibrate, calibration->format, "text");
+  calibrate->callback(
+      [calibration] { print(calibration_report(calibration->open()), calibration->format); });
 
   auto [scaling, s] = add_kind("scaling",
                                "Predicted scaling efficiency of each recorded algorithm, per "

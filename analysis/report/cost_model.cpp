@@ -36,6 +36,18 @@ int dpsgd_neighbours(const Exchange& e) {
   return 1;  // bipartite-exponential: one partner per iteration
 }
 
+// y at x on the line between the two points of `points` (x ascending) nearest to it: the first
+// point's y below them, the last's above them.
+double interpolated(const std::vector<std::pair<double, double>>& points, double x) {
+  if (x <= points.front().first) return points.front().second;
+  if (x >= points.back().first) return points.back().second;
+  const auto above = std::lower_bound(points.begin(), points.end(), x,
+                                      [](const auto& point, double v) { return point.first < v; });
+  const auto below = above - 1;
+  const double share = (x - below->first) / (above->first - below->first);
+  return below->second + share * (above->second - below->second);
+}
+
 }  // namespace
 
 Link plain_link(double alpha, double beta) {
@@ -47,17 +59,16 @@ Link plain_link(double alpha, double beta) {
 
 double MessageTime::seconds(double bytes) const {
   if (measured.empty() || bytes > measured.back().first) return alpha + beta * bytes;
-  if (bytes <= measured.front().first) return measured.front().second;
-  const auto above = std::lower_bound(measured.begin(), measured.end(), bytes,
-                                      [](const auto& point, double b) { return point.first < b; });
-  const auto below = above - 1;
-  const double share = (bytes - below->first) / (above->first - below->first);
-  return below->second + share * (above->second - below->second);
+  return interpolated(measured, bytes);
 }
 
 Transfers::Transfers(const Link& link, double idle_seconds)
     : link_(link), after_idle_(link.after_idle && idle_seconds > 0) {
-  if (after_idle_ && link.exchange.beta > 0) {
+  if (!after_idle_) return;
+  first_latency_ = link.latency_after_idle.empty()
+                       ? link.after_idle->alpha
+                       : interpolated(link.latency_after_idle, idle_seconds);
+  if (link.exchange.beta > 0) {
     tokens_ = std::min(link.burst_bytes, idle_seconds / link.exchange.beta);
   }
 }
@@ -78,7 +89,7 @@ double Transfers::exchange_once(double bytes) {
   if (!link_.after_idle) return link_.exchange.seconds(bytes);
   const double fast = std::min(bytes, tokens_);
   tokens_ -= fast;
-  const double latency = after_idle_ ? link_.after_idle->alpha : link_.exchange.alpha;
+  const double latency = after_idle_ ? first_latency_ : link_.exchange.alpha;
   after_idle_ = false;
   const double excess = bytes - fast;
   const double beyond =
@@ -112,11 +123,13 @@ double communication_seconds(const Exchange& e, const Link& link, double idle_se
     return sizes + allgatherv_seconds(tuned_allgatherv(p, set), p, set, transfers);
   }
   if (e.aggregation == "gtopk") {
-    // ⌊log2 P⌋ exchanges; beyond a power of two, the fold in and the fold out go one way each.
+    // ⌊log2 P⌋ exchanges, each followed by a merge; beyond a power of two, the fold in (merged
+    // with the guest's set) and the fold out go one way each.
     const int folds = std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 1;
     const double fold_in = transfers.one_way(set_bytes(e), folds);
     const double rounds = transfers.exchange(set_bytes(e), floor_log2(p));
-    return fold_in + rounds + transfers.one_way(set_bytes(e), folds);
+    const double merges = (floor_log2(p) + folds) * e.merge_seconds;
+    return fold_in + rounds + merges + transfers.one_way(set_bytes(e), folds);
   }
   // The gossip rows send their messages of a round at once: one latency for all of them.
   if (e.algo == "sgp" || e.algo == "osgp") {

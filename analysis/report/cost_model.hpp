@@ -34,6 +34,11 @@ struct Link {
   // (caches as computation leaves them), and β, the hosts' speed for bytes a full token bucket
   // passes. None where the link was calibrated without it, or given as α and β.
   std::optional<MessageTime> after_idle;
+  // The first message's latency by how long the ranks computed before it: (seconds computed,
+  // seconds of the ping-pong's smallest exchange after that), computed ascending. It grows with
+  // the computation (17 µs after 0.25 ms, 26 µs after 16 ms over the emulated 1 Gbit/s link).
+  // Where it is empty, the first message's latency is after_idle's α.
+  std::vector<std::pair<double, double>> latency_after_idle;
   // A link shaped by a token bucket (the emulated hosts' tbf; many cloud NICs): while the link
   // is idle the bucket refills at the link's rate, 1/exchange.beta, up to `burst_bytes`, and as
   // many bytes as it holds pass at the hosts' speed. 0: a wire, every byte at the link's rate.
@@ -46,11 +51,12 @@ struct Link {
 };
 
 // The messages of one iteration, priced in the order they go. On a link with an after-idle
-// calibration, an iteration that computed for `idle_seconds` starts with the after-idle latency
-// and with what the computation put in the token bucket, at most the burst. Each exchange takes
-// from the bucket what it can, at the hosts' speed; the bytes beyond cost what the back-to-back
-// exchange of that many bytes cost beyond its smallest size's time. Later exchanges have the
-// back-to-back α. Without that calibration every message costs the link's price for its size.
+// calibration, an iteration that computed for `idle_seconds` starts with the latency after that
+// much computation and with what the computation put in the token bucket, at most the burst. Each
+// exchange takes from the bucket what it can, at the hosts' speed; the bytes beyond cost what the
+// back-to-back exchange of that many bytes cost beyond its smallest size's time. Later exchanges
+// have the back-to-back α. Without that calibration every message costs the link's price for its
+// size.
 class Transfers {
  public:
   explicit Transfers(const Link& link, double idle_seconds = 0);
@@ -64,8 +70,9 @@ class Transfers {
   double one_way_once(double bytes);
 
   const Link& link_;
-  bool after_idle_;    // the next message is the first after computation
-  double tokens_ = 0;  // bytes in the bucket
+  bool after_idle_;           // the next message is the first after computation
+  double first_latency_ = 0;  // its latency
+  double tokens_ = 0;         // bytes in the bucket
 };
 
 // A link of α and β in both directions, measured at no size (--alpha and --beta, the papers').
@@ -82,6 +89,9 @@ struct Exchange {
   double wire_bytes = 4;   // dense: bytes per entry on the wire (fp32 4, fp16/bf16 2)
   double buckets = 1;      // dense: allreduces per iteration
   int peers_per_iter = 1;  // sgp, osgp
+  // gtopk: seconds of one merge of two sets of `entries` on these hosts, as a training step's
+  // round makes it (commsgd-bench merge); 0 where it was not measured.
+  double merge_seconds = 0;
 };
 
 // Seconds one iteration spends communicating, all of it, after `idle_seconds` of computation;
@@ -90,7 +100,8 @@ struct Exchange {
 //             for that size and P (open_mpi_tuned.hpp; e.g. a ring: 2α(P−1) + 2(P−1)/P·w·d·β)
 //   allgather the sizes, ⌈log2 P⌉ messages of 8 bytes, then an allgatherv of 8k bytes a rank,
 //             by the algorithm Open MPI runs (e.g. Bruck's: α·⌈log2 P⌉ + (P−1)·8k·β)
-//   gtopk     (α + 8k·β) per round: ⌊log2 P⌋ rounds, 2 more when P is not a power of two
+//   gtopk     (α + 8k·β + merge) per round: ⌊log2 P⌋ rounds; when P is not a power of two, a
+//             fold in (α + 8k·β + merge) and a fold out (α + 8k·β), one way each
 //   sgp/osgp  α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
 //   dpsgd     α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a ring)
 //   adpsgd    α + 4d·β each way, one pairwise average

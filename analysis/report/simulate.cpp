@@ -48,6 +48,7 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
     ORDER BY r.model, r.network, r.algo, r.workers, r.created_at)sql",
                                        runs.in),
                            runs.params);
+  const std::optional<MessageTime> merge = calibrated_merge(db);
   std::vector<MeasuredRun> out;
   for (const Row& row : t.rows) {
     MeasuredRun m;
@@ -65,6 +66,7 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
     e.buckets = bucket_bytes > 0 ? std::ceil(4 * e.parameters / bucket_bytes) : 1;
     e.peers_per_iter = static_cast<int>(as_double(row[10]));
     e.entries = as_double(row[11]) * e.parameters;
+    if (e.aggregation == "gtopk" && merge) e.merge_seconds = merge->seconds(e.entries);
     m.on_thread = e.algo == "osgp" || e.algo == "adpsgd" || (e.algo == "dense" && bucket_bytes > 0);
     m.total = as_double(row[12]);
     m.communicate = as_double(row[13]);
@@ -161,59 +163,6 @@ double predicted_at(const ModelProfile& model, const AlgorithmProfile& algorithm
 
 }  // namespace
 
-std::map<std::string, Link> calibrated_links(const Connection& db) {
-  const Table t = db.query(R"sql(
-    SELECT json_extract(params, '$.network'), name, value, json_extract(params, '$.bytes')
-    FROM bench
-    WHERE suite = 'pingpong'
-      AND name IN ('alpha', 'beta', 'exchange_alpha', 'exchange_beta', 'exchange_seconds',
-                   'one_way_seconds', 'after_idle_alpha', 'after_idle_beta', 'burst_bytes')
-    ORDER BY created_at, id)sql");
-  std::map<std::string, MessageTime> one_way, exchange, after_idle;
-  std::map<std::string, double> burst;
-  for (const Row& row : t.rows) {
-    const std::string name = text_of(row[1]);
-    const std::string network = text_of(row[0]);
-    if (name == "burst_bytes") {
-      burst[network] = as_double(row[2]);
-      continue;
-    }
-    MessageTime& time = (name.starts_with("after_idle_") ? after_idle
-                         : name.starts_with("exchange_") ? exchange
-                                                         : one_way)[network];
-    if (name.ends_with("_seconds")) {
-      // A calibration records its sizes in ascending order: a size not above the last one
-      // starts the next calibration, which replaces the curve.
-      const double bytes = as_double(row[3]);
-      if (!time.measured.empty() && bytes <= time.measured.back().first) time.measured.clear();
-      time.measured.emplace_back(bytes, as_double(row[2]));
-    } else {
-      (name.ends_with("alpha") ? time.alpha : time.beta) = as_double(row[2]);
-    }
-  }
-  const auto fitted = [](const MessageTime& time) { return time.alpha > 0 && time.beta > 0; };
-  std::map<std::string, Link> links;
-  for (const auto& [network, time] : one_way) {
-    if (fitted(time)) {
-      links[network].exchange = time;
-      links[network].one_way = time;
-    }
-  }
-  for (const auto& [network, time] : exchange) {
-    if (fitted(time)) links[network].exchange = time;
-  }
-  // Calibrations since the ping-pong has an after-idle sweep measured the burst too.
-  for (auto& [network, link] : links) {
-    if (!after_idle.contains(network) || after_idle.at(network).alpha <= 0 ||
-        !burst.contains(network)) {
-      continue;
-    }
-    link.after_idle = after_idle.at(network);
-    link.burst_bytes = burst.at(network);
-  }
-  return links;
-}
-
 Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
                             std::optional<Link> link) {
   const std::map<std::string, Link> links = calibrated_links(db);
@@ -235,6 +184,9 @@ Table simulate_check_report(const Connection& db, const std::vector<Filter>& fil
       const double predicted = predicted_seconds(m, m.exchange, *used);
       const double communication = predicted - m.not_communicating();
       std::string note = priced_as(m.exchange);
+      if (m.exchange.merge_seconds > 0) {
+        note += fmt::format("merge {:.3g} us a round", 1e6 * m.exchange.merge_seconds);
+      }
       if (!m.overlapped_by.empty()) {
         note += fmt::format("{}overlapped {}: measured beside another run's load",
                             note.empty() ? "" : "; ", m.overlapped_by);

@@ -1,7 +1,8 @@
 // commsgd-report simulate: the α-β cost model (cost_model.hpp) fed with what runs measured. Each
 // run's time besides communication (data, forward/backward, selection, update) is taken as
-// measured; its communication is predicted from the algorithm, P, d, k and the link's α and β
-// (commsgd-bench pingpong, per network), so the prediction tests the communication model.
+// measured; its communication is predicted from the algorithm, P, d, k, the link's α and β
+// (commsgd-bench pingpong, per network) and, for gTop-k, its merge's time on these hosts
+// (commsgd-bench merge; calibration.hpp), so the prediction tests the communication model.
 #pragma once
 
 #include <map>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/report/calibration.hpp"
 #include "analysis/report/cost_model.hpp"
 #include "analysis/report/filters.hpp"
 #include "analysis/report/sqlite.hpp"
@@ -18,14 +20,9 @@ namespace commsgd::report {
 // The 1 GbE link the gTop-k paper measured (docs/design.md, "Reference numbers").
 inline const Link kPaperGigabitEthernet = plain_link(0.436e-3, 9e-9);
 
-// The newest calibration commsgd-bench pingpong recorded for each network: the exchange's fit
-// and time by size (both directions at once, as in every collective), and the one-way fit and
-// time by size. A network with only a one-way fit uses it both ways.
-std::map<std::string, Link> calibrated_links(const Connection& db);
-
 // One row per selected run: measured and predicted seconds per iteration and of communication,
 // each with its relative error (predicted/measured − 1), with the link used: `link` when given,
-// else the newest pingpong α-β recorded for the run's network (a note says when there is none).
+// else the calibration of the run's network (a note says when there is none).
 Table simulate_check_report(const Connection& db, const std::vector<Filter>& filters,
                             std::optional<Link> link);
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The α-β cost model (commsgd-report simulate) against measurement, on one machine:
 #   1. α and β of each emulated network, one way and exchanged both ways, back to back and after
-#      computation, and its token bucket's burst (commsgd-bench pingpong);
+#      computation, and its token bucket's burst (commsgd-bench pingpong, five times); gTop-k's
+#      merge by k (commsgd-bench merge, three times). The model takes the medians
+#      (`commsgd-report simulate calibration` lists them);
 #   2. the emulated-network sweep: dense, topk, gtopk, gaussiank, sgp, osgp and dpsgd on the
 #      digits set (mlp 64-2048-10, d = 153 610, ρ = 0.001), 2 and 4 ranks on emulated hosts
 #      with 100mbit and 1gbit links, 60 iterations each;
 #   3. ResNet-20 (batch 32) and VGG-16 (batch 128) at P = 1, dense, topk and gtopk: the time
 #      besides communication (compute, selection) the scaling predictions start from.
-# Writes check.md (predicted against measured seconds of communication and per iteration, every
-# run of the sweep),
+# Writes calibration.md (the medians the model takes), check.md (predicted against measured
+# seconds of communication and per iteration, every run of the sweep),
 # scaling.md (predicted scaling efficiency up to P = 1024 on the papers' 1 GbE), paper.md (the
 # 32-worker 1 GbE predictions beside the gTop-k paper's table) and runs.sqlite into OUT (default:
 # this directory). --quick: 100mbit only, 2 ranks, dense/topk/gtopk, VGG-16 at batch 16.
@@ -36,11 +38,21 @@ rm -f "$db"
 # Ranks that wait yield the 2 cores instead of polling.
 export OMPI_MCA_mpi_yield_when_idle=1
 
+# gTop-k's merge after computation, by k: the software cost of each of its rounds. Three runs,
+# of which the model takes the median, as of the ping-pong's below.
+for run in 1 2 3; do
+  "$build/tests/bench/commsgd-bench" merge --db "$db" | grep alpha_s
+done
+
 for net in "${networks[@]}"; do
+  # Five calibrations, 4 s each: a process can run in a slow mode (the first message after
+  # computation at 42 µs where others took 16–28 µs), and the model takes the median.
   echo "== alpha-beta of emulated:$net"
-  "$root/jobs/local/launch.sh" -n 2 --network "emulated:$net" -- \
-    "$build/tests/bench/commsgd-bench" pingpong --max-bytes 2097152 --round-trips 7 \
-    --network "emulated:$net" --db "$db" | grep alpha_s
+  for run in 1 2 3 4 5; do
+    "$root/jobs/local/launch.sh" -n 2 --network "emulated:$net" -- \
+      "$build/tests/bench/commsgd-bench" pingpong --max-bytes 2097152 --round-trips 7 \
+      --network "emulated:$net" --db "$db" | grep alpha_s
+  done
   for p in "${workers[@]}"; do
     for algo in "${algos[@]}"; do
       # Every rank starts the exchange together, so that communicate_s is the exchange, not the
@@ -70,6 +82,7 @@ for model in resnet20 vgg16; do
   done
 done
 
+"$report" simulate calibration -f markdown "$db" >"$out/calibration.md"
 "$report" simulate check -f markdown -w 'network~emulated:%' "$db" | tee "$out/check.md" >/dev/null
 # Against the communication time, by placement: runs with a core per rank (the target: within
 # 25%) and runs with more ranks than cores (reported, not targeted).

@@ -11,6 +11,7 @@ void add_peak_memory(CLI::App& app);
 void add_kernels(CLI::App& app);
 void add_collectives(CLI::App& app);
 void add_pingpong(CLI::App& app);
+void add_merge(CLI::App& app);
 void add_dense_overlap(CLI::App& app);
 void add_gpu_kernels(CLI::App& app);  // built with the CUDA kernels only
 

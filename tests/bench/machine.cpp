@@ -1,10 +1,14 @@
 #include "tests/bench/machine.hpp"
 
+#include <ATen/Parallel.h>
 #include <fmt/core.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <thread>
+
+#include "algorithms/stopwatch.hpp"
 
 namespace commsgd::bench {
 
@@ -24,6 +28,23 @@ void record_bench(const std::string& db, const std::vector<record::BenchRow>& ro
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+float compute_for(double seconds) {
+  // The digits MLP's shape, narrower (64-512-10, batch 32: about 0.1 ms a step), so that short
+  // computations end close to `seconds`.
+  [[maybe_unused]] static const bool one_thread = (at::set_num_threads(1), true);
+  static const torch::Tensor input = torch::randn({32, 64});
+  static const torch::Tensor w1 = torch::randn({64, 512}, torch::requires_grad());
+  static const torch::Tensor w2 = torch::randn({512, 10}, torch::requires_grad());
+  const algorithms::Stopwatch computing;
+  float loss_sum = 0;
+  do {
+    const torch::Tensor loss = torch::relu(input.mm(w1)).mm(w2).square().mean();
+    loss.backward();
+    loss_sum += loss.item<float>();
+  } while (computing.seconds() < seconds);
+  return loss_sum;
 }
 
 }  // namespace commsgd::bench

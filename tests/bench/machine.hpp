@@ -18,4 +18,12 @@ void record_bench(const std::string& db, const std::vector<record::BenchRow>& ro
 // The median of repeated measurements (the upper one of an even count).
 double median(std::vector<double> v);
 
+// Computes for at least `seconds` as a training step does, forward and backward passes of a small
+// MLP in LibTorch on one thread, so that what runs next starts with the data and instruction
+// caches and the branch history such a step leaves: after it, a first exchange of 8 bytes took
+// 16–22 µs over the emulated 1 Gbit/s link after 0.6 ms, where after a loop sweeping 4 MiB it
+// took 10–14 µs (commsgd-train's 1.2 kB exchange: 19–21 µs). Returns a value of the
+// computation, for the caller to use.
+float compute_for(double seconds);
+
 }  // namespace commsgd::bench

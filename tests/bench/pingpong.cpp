@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <span>
 
 #include "algorithms/comm/mpi_communicator.hpp"
@@ -26,6 +27,8 @@ struct Settings {
   std::size_t max_bytes = 4 << 20;
   int round_trips = 10;
   double idle_ms = 10;
+  int idle_repeats = 21;
+  std::vector<double> latency_idle_ms = {0.25, 0.5, 1, 2, 4, 8, 16, 32};
   std::string network = "local";
   std::string db = "results/bench.sqlite";
 };
@@ -34,12 +37,6 @@ struct Sample {
   std::size_t bytes = 0;
   double one_way_seconds = 0;  // half the median round trip
 };
-
-// The middle value (the upper one of an even count); `values` is not empty.
-double median(std::vector<double> values) {
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
 
 // The median over the repeats of `once()`'s time; the first run sets up the connection.
 template <class Once>
@@ -80,38 +77,37 @@ double exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats
 }
 
 // The same exchange as a training step of two ranks makes it: ranks 0 and 1 compute for `idle`
-// seconds, meet (an empty exchange: the barrier of --barrier-before-communicate at P = 2) and
-// exchange; only the exchange is timed. The link has idled meanwhile, so a shaped link's token
-// bucket has refilled, up to its burst, where back to back the exchanges above find it empty
-// beyond their first few. The computation sweeps 4 MiB, as a step's forward and backward sweep
-// the model, so that the exchange starts with the caches a training step leaves: a 1 kB
-// exchange took 30% longer after it than after a spin. Other ranks return 0 at once.
+// seconds, meet at a barrier (as --barrier-before-communicate) and exchange; only the exchange is
+// timed. The link has idled meanwhile, so a shaped link's token bucket has refilled, up to its
+// burst, where back to back the exchanges above find it empty beyond their first few. The
+// computation is a training step's (compute_for), so that the exchange starts with the caches a
+// training step leaves: a 1 kB exchange took 30% longer after a memory sweep than after a spin,
+// and longer still after LibTorch's forward and backward. The result is the mean over the
+// repeats and over both ranks, as a training run records the mean over its steps and its ranks:
+// these exchanges spread widely (9 to 45 µs for 8 bytes over the emulated 1 Gbit/s link), and a
+// median of a few moved between 13 and 24 µs from run to run. Other ranks only meet at the
+// barriers, and return 0.
 double after_idle_exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats,
                                    double idle) {
-  if (comm.rank() >= 2) return 0;
+  const bool measures = comm.rank() < 2;
   const int peer = 1 - comm.rank();
   std::vector<std::byte> message(bytes), received;
-  std::vector<float> computed(1 << 20);
   std::vector<double> times;
   for (int i = 0; i <= repeats; ++i) {
-    const algorithms::Stopwatch computing;
-    while (computing.seconds() < idle) {
-      for (float& x : computed) x = x * 0.5f + 1.0f;
-    }
-    message[0] = static_cast<std::byte>(computed[i] > 1.5f);  // the computation is used
-    comm.exchange(nullptr, 0, peer, received);
+    if (measures) message[0] = static_cast<std::byte>(compute_for(idle) > 1.5f);  // used
+    comm.barrier();
+    if (!measures) continue;
     const algorithms::Stopwatch watch;
     comm.exchange(message.data(), bytes, peer, received);
     if (i > 0) times.push_back(watch.seconds());
   }
-  // A training step records the mean over its ranks; here rank 1's median was up to twice rank
-  // 0's.
-  const double mine = median(times);
+  if (!measures) return 0;
+  const double mine = std::accumulate(times.begin(), times.end(), 0.0) / repeats;
   std::vector<std::byte> theirs;
   comm.exchange(&mine, sizeof mine, peer, theirs);
-  double their_median = 0;
-  std::memcpy(&their_median, theirs.data(), sizeof their_median);
-  return (mine + their_median) / 2;
+  double their_mean = 0;
+  std::memcpy(&their_mean, theirs.data(), sizeof their_mean);
+  return (mine + their_mean) / 2;
 }
 
 // The least-squares line t = α + β·n through the samples: {α, β}.
@@ -194,7 +190,13 @@ void run(const Settings& s) {
     comm.barrier();
     both_ways.push_back({bytes, exchange_seconds(comm, bytes, s.round_trips)});
     after_idle.push_back(
-        {bytes, after_idle_exchange_seconds(comm, bytes, s.round_trips, s.idle_ms / 1e3)});
+        {bytes, after_idle_exchange_seconds(comm, bytes, s.idle_repeats, s.idle_ms / 1e3)});
+  }
+  // The smallest message after each computation of --latency-idle-ms: (ms computed, seconds).
+  std::vector<std::pair<double, double>> latency;
+  for (const double ms : s.latency_idle_ms) {
+    latency.emplace_back(ms,
+                         after_idle_exchange_seconds(comm, s.min_bytes, s.idle_repeats, ms / 1e3));
   }
   comm.barrier();
   if (comm.rank() != 0) return;
@@ -209,7 +211,12 @@ void run(const Settings& s) {
                             s.round_trips),
                 one_way);
   print_samples("rank 0 <-> rank 1 at once (exchange), median", both_ways);
-  print_samples(fmt::format("exchange after {} ms of computation, median", s.idle_ms), after_idle);
+  print_samples(
+      fmt::format("exchange after {} ms of computation, mean of {}", s.idle_ms, s.idle_repeats),
+      after_idle);
+  fmt::print("exchange of {} bytes after computation, mean of {}\n{:>12} {:>12}\n", s.min_bytes,
+             s.idle_repeats, "computed ms", "ms");
+  for (const auto& [ms, seconds] : latency) fmt::print("{:>12} {:>12.4f}\n", ms, 1e3 * seconds);
   fmt::print(
       "alpha_s={:.6g} beta_s_per_byte={:.6g} fit_mbit_per_s={:.2f} largest_mbit_per_s={:.2f}\n"
       "exchange_alpha_s={:.6g} exchange_beta_s_per_byte={:.6g} exchange_fit_mbit_per_s={:.2f}\n"
@@ -217,11 +224,9 @@ void run(const Settings& s) {
       alpha, beta, 8e-6 / beta, largest_mbit, exchange_alpha, exchange_beta, 8e-6 / exchange_beta,
       burst, idle_alpha, idle_beta);
 
-  const nlohmann::json params = {{"network", s.network},
-                                 {"min_bytes", s.min_bytes},
-                                 {"max_bytes", s.max_bytes},
-                                 {"round_trips", s.round_trips},
-                                 {"idle_ms", s.idle_ms}};
+  const nlohmann::json params = {{"network", s.network},     {"min_bytes", s.min_bytes},
+                                 {"max_bytes", s.max_bytes}, {"round_trips", s.round_trips},
+                                 {"idle_ms", s.idle_ms},     {"idle_repeats", s.idle_repeats}};
   std::vector<record::BenchRow> rows = {
       bench_row("pingpong", "alpha", params, alpha, "s"),
       bench_row("pingpong", "beta", params, beta, "s/byte"),
@@ -240,6 +245,11 @@ void run(const Settings& s) {
       sized["bytes"] = x.bytes;
       rows.push_back(bench_row("pingpong", name, sized, x.one_way_seconds, "s"));
     }
+  }
+  for (const auto& [ms, seconds] : latency) {
+    nlohmann::json computed = params;
+    computed["computed_s"] = ms / 1e3;
+    rows.push_back(bench_row("pingpong", "after_idle_latency_seconds", computed, seconds, "s"));
   }
   record_bench(s.db, rows);
 }
@@ -263,6 +273,16 @@ void add_pingpong(CLI::App& app) {
                   "Computation before each exchange of the after-idle sweep; long enough for a "
                   "shaped link's token bucket to refill (its burst at the link's rate)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--latency-idle-ms", settings->latency_idle_ms,
+                  "Computations before the smallest message, one by one: its latency by how long "
+                  "the ranks computed before it (a training step's first message)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--idle-repeats", settings->idle_repeats,
+                  "Exchanges per size and per computation after idle (mean, as a training run "
+                  "records)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--network", settings->network, "Label of the network, stored with the rows")
       ->capture_default_str();

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "analysis/record/run_database.hpp"
 #include "tests/report/report_cli.hpp"
 
 namespace commsgd::testing {
@@ -193,6 +194,61 @@ TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
     ++checked;
   }
   EXPECT_EQ(checked, 4);
+}
+
+// Without --alpha and --beta, a run's link is its network's calibration: the median over the
+// pingpong runs recorded for it (three here, the newest far off). gTop-k's rounds each add the
+// merge's time at the run's k: the median over the merge runs (two here, so the mean of both).
+TEST(ReportOnTrainerRuns, SimulateCheckTakesTheMedianCalibrationAndGtopksMerge) {
+  const fs::path calibrated = TrainerFixture::dir / "calibrated.sqlite";
+  fs::copy_file(db(), calibrated, fs::copy_options::overwrite_existing);
+  {
+    record::RunDatabase bench(calibrated);
+    // The rows of one benchmark run share their host and time: each host here is one run.
+    const auto row = [](const char* suite, const char* name, const std::string& params,
+                        double value, const char* host) {
+      return record::BenchRow{suite, name, params, value, "s", host, "", "test"};
+    };
+    const std::string local = R"({"network": "local"})";
+    for (const auto& [host, alpha] : {std::pair{"a", 1e-3}, {"b", 2e-3}, {"c", 9e-3}}) {
+      bench.add_bench(std::vector{row("pingpong", "alpha", local, alpha, host),
+                                  row("pingpong", "beta", local, 1e-8, host)});
+    }
+    for (const auto& [host, seconds] : {std::pair{"a", 1e-4}, {"b", 3e-4}}) {
+      bench.add_bench(
+          std::vector{row("merge", "gtopk_merge_seconds", R"({"k": 1})", seconds, host),
+                      row("merge", "gtopk_merge_seconds", R"({"k": 1e9})", seconds, host)});
+    }
+  }
+  const double alpha = 2e-3, beta = 1e-8, merge = 2e-4;
+  const auto medians = report_json({"simulate", "calibration", calibrated.string()});
+  ASSERT_EQ(medians.size(), 4u) << medians.dump(1);
+  for (const json& m : medians) {
+    if (m["suite"] == "pingpong") {
+      EXPECT_EQ(m["calibrations"], 3);
+      expect_close(m["value"], m["name"] == "alpha" ? alpha : beta, m.dump());
+    } else {
+      EXPECT_EQ(m["calibrations"], 2);
+      expect_close(m["value"], merge, m.dump());
+    }
+  }
+
+  const json measured = query_json(calibrated, R"sql(
+      SELECT r.id, b.total_s - b.communicate_s AS computing,
+             json_extract(r.config, '$.parameters') AS d,
+             (SELECT avg(density_mean) FROM steady_steps s WHERE s.run_id = r.id) AS density
+      FROM runs r JOIN time_breakdown b ON b.run_id = r.id WHERE r.algo = 'gtopk')sql");
+  ASSERT_EQ(measured.size(), 1u);
+  const json& m = measured.at(0);
+  const double k = m["density"].get<double>() * m["d"].get<double>();
+  for (const json& row : report_json({"simulate", "check", calibrated.string()})) {
+    expect_close(row["alpha_s"], alpha, row["algo"]);
+    if (row["run_id"] != m["id"]) continue;
+    // P = 4: two rounds, each an exchange and a merge.
+    expect_close(row["predicted_s"],
+                 m["computing"].get<double>() + 2 * (alpha + 8 * k * beta) + 2 * merge, "gtopk");
+    EXPECT_EQ(row["note"], "merge 200 us a round");
+  }
 }
 
 // Efficiency is at most one. gTop-k's falls with P, each doubling adding a round. The others

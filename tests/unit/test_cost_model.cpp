@@ -48,6 +48,14 @@ TEST(CostModel, FormulasOfDesignMd) {
   // gTop-k: ⌊log2 P⌋ rounds of (α + 8kβ), two more when P is not a power of two.
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 8), kLink), 3 * 0.00108);
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 6), kLink), 4 * 0.00108);
+  // Each round merges the partner's set, and the fold in the guest's: where the merge was
+  // measured (0.5 ms), 3 merges at P = 8; at P = 6 the guest's and two rounds' (none after the
+  // fold out).
+  Exchange merging = exchange("gtopk", "gtopk", 8);
+  merging.merge_seconds = 5e-4;
+  EXPECT_DOUBLE_EQ(communication_seconds(merging, kLink), 3 * (0.00108 + 5e-4));
+  merging.workers = 6;
+  EXPECT_DOUBLE_EQ(communication_seconds(merging, kLink), 4 * 0.00108 + 3 * 5e-4);
   // Push-sum: one share of (x, w), 4(d+1) bytes, to each out-peer.
   Exchange sgp = exchange("sgp", "", 8);
   sgp.peers_per_iter = 2;
@@ -197,6 +205,22 @@ TEST(CostModel, AShapedLinkPassesWhatItsBucketHoldsAtTheHostsSpeed) {
   EXPECT_DOUBLE_EQ(Transfers(kLink, 1.0).exchange(5000), 1e-3 + 5e-3);
   Exchange osgp = exchange("osgp", "", 2);
   EXPECT_DOUBLE_EQ(exposed_seconds(osgp, link, 1e-3, 0), 1e-3 + 4004 * 1e-6 - 1e-3);
+}
+
+// Where the calibration measured the first message's latency by the computation before it, an
+// iteration's first message has the latency after as long a computation as the iteration's,
+// between the two nearest measured (and the nearest one outside them); later messages the
+// back-to-back one.
+TEST(CostModel, TheFirstMessageHasTheLatencyAfterTheIterationsComputation) {
+  Link link = kLink;
+  link.after_idle = plain_link(2e-4, 1e-8).exchange;
+  link.burst_bytes = 3000;
+  link.latency_after_idle = {{1e-3, 3e-4}, {3e-3, 5e-4}};
+  Transfers after_two_ms(link, 2e-3);
+  EXPECT_DOUBLE_EQ(after_two_ms.exchange(1000), 4e-4 + 1000 * 1e-8);
+  EXPECT_DOUBLE_EQ(after_two_ms.exchange(0), 1e-3);
+  EXPECT_DOUBLE_EQ(Transfers(link, 1e-4).exchange(0), 3e-4);
+  EXPECT_DOUBLE_EQ(Transfers(link, 1.0).exchange(0), 5e-4);
 }
 
 }  // namespace
