@@ -18,16 +18,27 @@ die() {
   exit 1
 }
 
+# What still runs on a host when its job has ended is killed, as Slurm kills a job's processes on
+# every node at its end: e.g. the daemon of a host whose link failed, which waits for a launcher
+# that has already gone. Killed until none is left: a daemon that has not yet ended may still
+# write its session dir under $dir (its TMPDIR), and would make it again after it is removed.
+end_processes() {
+  local ns=$1 pids round
+  for round in $(seq 1 100); do
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    [ -n "$pids" ] || return 0
+    kill -KILL $pids 2>/dev/null || true
+    [ "$round" -eq 1 ] || sleep 0.05
+  done
+  echo "hosts.sh: processes still on $ns after 5 s: $pids" >&2
+}
+
 down() {
   local dir=$1
   [ -f "$dir/commsgd-local-hosts" ] || die "$dir is not a set of hosts made by this script"
-  local ns pids
+  local ns
   while read -r _ ns; do
-    # What still runs on a host when its job has ended is killed, as Slurm kills a job's
-    # processes on every node at its end: e.g. the daemon of a host whose link failed, which
-    # waits for a launcher that has already gone.
-    pids=$(ip netns pids "$ns" 2>/dev/null || true)
-    [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+    end_processes "$ns"
     ip netns delete "$ns" 2>/dev/null || true  # takes the namespace's veth end, and so the pair
   done <"$dir/hosts"
   [ -s "$dir/bridge" ] && ip link delete "$(<"$dir/bridge")" 2>/dev/null || true
