@@ -180,6 +180,25 @@ COMMSGD_AVX512 std::size_t order_blocks_avx512(const std::uint32_t* indices, std
   return i;
 }
 
+COMMSGD_AVX512 std::size_t mark_blocks_avx512(const float* values, const std::uint32_t* indices,
+                                              std::size_t n, std::int32_t cut_key,
+                                              std::uint32_t cut_index, std::uint8_t* marks) {
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  const __m512i key = _mm512_set1_epi32(cut_key);
+  const __m512i index = _mm512_set1_epi32(static_cast<int>(cut_index));
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i keys =
+        _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(values + i)), magnitude);
+    const __mmask16 above = _mm512_cmpgt_epi32_mask(keys, key);
+    const __mmask16 tied_before = _mm512_mask_cmple_epu32_mask(
+        _mm512_cmpeq_epi32_mask(keys, key), _mm512_loadu_si512(indices + i), index);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(marks + i),
+                     _mm_maskz_set1_epi8(above | tied_before, 1));
+  }
+  return i;
+}
+
 bool avx512_merge_enabled() {
   static const bool enabled = [] {
     if (std::getenv("COMMSGD_NO_AVX512") != nullptr) return false;

@@ -59,4 +59,10 @@ std::size_t gather_bracket_blocks_avx512(const float* values, std::size_t n, std
 std::size_t write_kept_blocks_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
                                      MergedEntries to, std::size_t& written);
 
+// merge_keep_k's marks of one input (mark_kept) over its n entries: marks[i] = 1 where entry i is
+// not after the selection's cut, its key above cut_key, or equal to it with index at most
+// cut_index; else 0.
+std::size_t mark_blocks_avx512(const float* values, const std::uint32_t* indices, std::size_t n,
+                               std::int32_t cut_key, std::uint32_t cut_index, std::uint8_t* marks);
+
 }  // namespace commsgd::kernels::detail

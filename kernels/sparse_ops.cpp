@@ -156,12 +156,14 @@ void merge_as_multisets(SparseView a, const std::uint32_t* a_tags, SparseView b,
 // shared index (two neighbours, a's first) becomes one entry, a.value + b.value in that order so
 // that both partners compute the same bits, with the AND of the two tags. Two random selections of
 // k from d share about k²/d indices, so a shared index takes a branch that is almost never taken,
-// and the common entry is written without one. Returns the union's size and how many were kept.
+// and the common entry is written without one. Returns the union's size and how many were kept;
+// the shared indices go to `shared`.
 template <bool Tagged>
 std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, AbsKey low,
-                                                  Entries to) {
+                                                  Entries to, std::vector<std::uint32_t>& shared) {
   const bool blocks = detail::avx512_merge_enabled();
-  std::size_t kept = 0, shared = 0;
+  std::size_t kept = 0;
+  shared.clear();
   for (std::size_t t = 0; t < m;) {
     if (blocks) {
       t = detail::keep_blocks_avx512(with_tags<Tagged>(from), m, low, with_tags<Tagged>(to), t,
@@ -180,8 +182,8 @@ std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, A
       float value = fv[t];
       std::uint32_t tag = Tagged ? ft[t] : 0;
       if (fi[t] == fi[t + 1]) [[unlikely]] {
+        shared.push_back(fi[t]);
         ++t;
-        ++shared;
         value += fv[t];
         if constexpr (Tagged) tag &= ft[t];
       }
@@ -191,7 +193,7 @@ std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, A
       kept += static_cast<std::size_t>(abs_key(value) >= low);
     }
   }
-  return {m - shared, kept};
+  return {m - shared.size(), kept};
 }
 
 // The keys in [low, high] of n kept entries (all at least low), each packed with its position so
@@ -307,12 +309,49 @@ struct MergeScratch {
   std::vector<std::uint64_t> bracket;
   std::vector<std::uint32_t> histogram;
   std::vector<std::uint8_t> dropped;
+  std::vector<std::uint32_t> shared;
 };
 
+// Where the selection ends: its last entry's key and index. A union entry is kept if it is not
+// after that one in the selection order (larger key, then smaller index). Keys are never negative,
+// so a key of -1 keeps everything.
+struct Cut {
+  AbsKey key;
+  std::uint32_t index;
+};
+
+inline std::uint8_t not_after(Cut cut, float value, std::uint32_t index) {
+  const AbsKey key = abs_key(value);
+  return static_cast<std::uint8_t>((key > cut.key) | ((key == cut.key) & (index <= cut.index)));
+}
+
+// marks[i]: whether the i-th entry of `side`, one of the merge's inputs, has its index in `out`.
+// An entry whose index only one input holds is in the union as it is, so its own key and index
+// against the cut decide; a shared index's sum decided, and out is searched for it.
+void mark_kept(SparseView side, Cut cut, const std::vector<std::uint32_t>& shared,
+               const SparseSet& out, std::vector<std::uint8_t>& marks) {
+  const std::size_t n = side.size();
+  marks.resize(n);
+  const float* values = side.values.data();
+  const std::uint32_t* indices = side.indices.data();
+  std::size_t i = 0;
+  if (detail::avx512_merge_enabled()) {
+    i = detail::mark_blocks_avx512(values, indices, n, cut.key, cut.index, marks.data());
+  }
+  for (; i < n; ++i) marks[i] = not_after(cut, values[i], indices[i]);
+  for (const std::uint32_t index : shared) {
+    const auto at = std::lower_bound(side.indices.begin(), side.indices.end(), index);
+    marks[static_cast<std::size_t>(at - side.indices.begin())] =
+        std::binary_search(out.indices.begin(), out.indices.end(), index) ? 1 : 0;
+  }
+}
+
+// `marked`, with `marks`, is the input whose entries are marked (mark_kept), or empty with null.
 template <bool Tagged>
 void merge_keep_k_impl(SparseView a, const std::uint32_t* a_tags, SparseView b,
                        const std::uint32_t* b_tags, std::size_t k, SparseSet& out,
-                       std::vector<std::uint32_t>* out_tags) {
+                       std::vector<std::uint32_t>* out_tags, SparseView marked,
+                       std::vector<std::uint8_t>* marks) {
   check_set(a, "merge_keep_k");
   check_set(b, "merge_keep_k");
   if (reads_from(a, out) || reads_from(b, out)) {
@@ -351,7 +390,7 @@ void merge_keep_k_impl(SparseView a, const std::uint32_t* a_tags, SparseView b,
   auto [low, high] = m <= k || m <= kSmallUnion
                          ? std::pair{kEverything, kTop}
                          : bracket_by_sample(s.values.data(), m, k, s.sample);
-  auto [union_size, n] = keep_at_least<Tagged>(merged, m, low, kept);
+  auto [union_size, n] = keep_at_least<Tagged>(merged, m, low, kept, s.shared);
   s.bracket.resize(n);
   std::size_t above = 0;
   std::size_t bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
@@ -359,16 +398,19 @@ void merge_keep_k_impl(SparseView a, const std::uint32_t* a_tags, SparseView b,
   if (!complete) {
     low = kEverything;
     high = kTop;
-    std::tie(union_size, n) = keep_at_least<Tagged>(merged, m, low, kept);
+    std::tie(union_size, n) = keep_at_least<Tagged>(merged, m, low, kept, s.shared);
     s.bracket.resize(n);
     bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
   }
 
   // The bracket's first k - above in the selection order are kept; the rest of it is dropped.
   s.dropped.assign(n, 0);
+  Cut cut{-1, 0};
   if (union_size > k) {
     const std::uint64_t last_kept =
         rth_largest(s.bracket.data(), bracketed, k - above, low, high, s.histogram);
+    cut = {static_cast<AbsKey>(last_kept >> 32),
+           s.kept_indices[0xffffffffu - static_cast<std::uint32_t>(last_kept)]};
     for (std::size_t j = 0; j < bracketed; ++j) {  // entries are unique: r of them are kept
       const std::uint64_t entry = s.bracket[j];
       s.dropped[0xffffffffu - static_cast<std::uint32_t>(entry)] =
@@ -385,6 +427,7 @@ void merge_keep_k_impl(SparseView a, const std::uint32_t* a_tags, SparseView b,
   out.values.resize(size);
   out.indices.resize(size);
   if constexpr (Tagged) out_tags->resize(size);
+  if (marks != nullptr) mark_kept(marked, cut, s.shared, out, *marks);
 }
 
 // A fixed trip count with restrict parameters: the shape GCC vectorizes at -O2 (block_scan.hpp).
@@ -396,7 +439,13 @@ void add_block(float* __restrict acc, const float* __restrict g) {
 }  // namespace
 
 void merge_keep_k(SparseView a, SparseView b, std::size_t k, SparseSet& out) {
-  merge_keep_k_impl<false>(a, nullptr, b, nullptr, k, out, nullptr);
+  merge_keep_k_impl<false>(a, nullptr, b, nullptr, k, out, nullptr, SparseView{{}, {}}, nullptr);
+}
+
+void merge_keep_k(SparseView a, SparseView b, std::size_t k, SparseSet& out, MergeInput marked,
+                  std::vector<std::uint8_t>& marks) {
+  merge_keep_k_impl<false>(a, nullptr, b, nullptr, k, out, nullptr, marked == MergeInput::a ? a : b,
+                           &marks);
 }
 
 void merge_keep_k(SparseView a, std::span<const std::uint32_t> a_tags, SparseView b,
@@ -405,7 +454,8 @@ void merge_keep_k(SparseView a, std::span<const std::uint32_t> a_tags, SparseVie
   if (a_tags.size() != a.size() || b_tags.size() != b.size()) {
     throw std::invalid_argument("merge_keep_k: a tag for every entry");
   }
-  merge_keep_k_impl<true>(a, a_tags.data(), b, b_tags.data(), k, out, &out_tags);
+  merge_keep_k_impl<true>(a, a_tags.data(), b, b_tags.data(), k, out, &out_tags, SparseView{{}, {}},
+                          nullptr);
 }
 
 void scatter_add(const SparseSet& s, std::span<float> dense) {

@@ -142,11 +142,16 @@ void Communicator::receive(std::vector<std::byte>& recv, int peer) {
 
 void Communicator::exchange(const void* send, std::size_t bytes, int peer,
                             std::vector<std::byte>& recv) {
+  const std::span<const std::byte> whole(static_cast<const std::byte*>(send), bytes);
+  exchange(MessageParts(&whole, 1), peer, recv);
+}
+
+void Communicator::exchange(MessageParts send, int peer, std::vector<std::byte>& recv) {
   const PendingWait wait("exchange", size(), peer);
-  do_exchange(send, bytes, peer, recv);
-  ++counters_.messages_sent;
-  ++counters_.messages_received;
-  counters_.bytes_sent += bytes;
+  do_exchange(send, peer, recv);
+  counters_.messages_sent += send.size();
+  counters_.messages_received += send.size();
+  for (const std::span<const std::byte> part : send) counters_.bytes_sent += part.size();
   counters_.bytes_received += recv.size();
 }
 

@@ -59,6 +59,9 @@ struct Placement {
   int nodes = 1;
 };
 
+// The buffers of an exchange, sent as one message each.
+using MessageParts = std::span<const std::span<const std::byte>>;
+
 // One message of a send_receive round: `bytes` bytes to or from `peer`.
 struct Outgoing {
   const void* data;
@@ -149,6 +152,10 @@ class Communicator {
   std::optional<int> probe(int peer) { return do_probe(peer); }
   // Sends to and receives from `peer` at once, so two ranks exchanging cannot deadlock.
   void exchange(const void* send, std::size_t bytes, int peer, std::vector<std::byte>& recv);
+  // The same with the send in parts, each a message of its own read where it lies (gTop-k's
+  // values and indices, without copying them into one buffer first). The peer sends as many
+  // parts; recv holds what arrived, back to back in order.
+  void exchange(MessageParts send, int peer, std::vector<std::byte>& recv);
   // Posts every send and receive of a round at once and waits for all of them (on a device:
   // enqueues them as one group), so no pattern of peers can deadlock (gossip mixing). Sizes are
   // known on both sides.
@@ -204,8 +211,7 @@ class Communicator {
   virtual void do_send(const void* data, std::size_t bytes, int peer) = 0;
   virtual void do_receive(std::vector<std::byte>& recv, int peer) = 0;
   virtual std::optional<int> do_probe(int peer) = 0;
-  virtual void do_exchange(const void* send, std::size_t bytes, int peer,
-                           std::vector<std::byte>& recv) = 0;
+  virtual void do_exchange(MessageParts send, int peer, std::vector<std::byte>& recv) = 0;
   virtual void do_send_receive(std::span<const Outgoing> sends,
                                std::span<const Incoming> receives) = 0;
 

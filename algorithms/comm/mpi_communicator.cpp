@@ -226,12 +226,33 @@ std::optional<int> MpiCommunicator::do_probe(int peer) {
   return status.MPI_SOURCE;
 }
 
-void MpiCommunicator::do_exchange(const void* send, std::size_t bytes, int peer,
-                                  std::vector<std::byte>& recv) {
-  MPI_Request request;
-  MPI_Isend(send, checked_count(bytes), MPI_BYTE, peer, kTag, comm_, &request);
-  do_receive(recv, peer);
-  MPI_Wait(&request, MPI_STATUS_IGNORE);
+// Each part is a message of its own, sent from where it lies: one datatype over the parts'
+// addresses would be one message, but Open MPI packs such a datatype through its shared-memory
+// buffers, and the exchange of gTop-k's two halves took 10 µs longer than as two messages. The
+// peer's messages are matched (MPI_Mprobe) before recv is sized to hold them all.
+void MpiCommunicator::do_exchange(MessageParts send, int peer, std::vector<std::byte>& recv) {
+  const std::size_t n = send.size();
+  requests_.resize(2 * n);
+  messages_.resize(n);
+  part_bytes_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    MPI_Isend(send[i].data(), checked_count(send[i].size()), MPI_BYTE, peer, kTag, comm_,
+              &requests_[i]);
+  }
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    MPI_Status status;
+    MPI_Mprobe(peer, kTag, comm_, &messages_[i], &status);
+    MPI_Get_count(&status, MPI_BYTE, &part_bytes_[i]);
+    total += static_cast<std::size_t>(part_bytes_[i]);
+  }
+  recv.resize(total);
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    MPI_Imrecv(recv.data() + offset, part_bytes_[i], MPI_BYTE, &messages_[i], &requests_[n + i]);
+    offset += static_cast<std::size_t>(part_bytes_[i]);
+  }
+  MPI_Waitall(checked_count(2 * n), requests_.data(), MPI_STATUSES_IGNORE);
 }
 
 void MpiCommunicator::do_send_receive(std::span<const Outgoing> sends,

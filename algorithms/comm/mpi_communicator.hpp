@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <vector>
+
 #include "algorithms/comm/communicator.hpp"
 
 namespace commsgd::comm {
@@ -42,8 +44,7 @@ class MpiCommunicator final : public Communicator {
   void do_send(const void* data, std::size_t bytes, int peer) override;
   void do_receive(std::vector<std::byte>& recv, int peer) override;
   std::optional<int> do_probe(int peer) override;
-  void do_exchange(const void* send, std::size_t bytes, int peer,
-                   std::vector<std::byte>& recv) override;
+  void do_exchange(MessageParts send, int peer, std::vector<std::byte>& recv) override;
   void do_send_receive(std::span<const Outgoing> sends,
                        std::span<const Incoming> receives) override;
 
@@ -51,6 +52,11 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  // do_exchange's requests, matched messages and their sizes, kept so that an exchange allocates
+  // nothing once it has run.
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Message> messages_;
+  std::vector<int> part_bytes_;
 };
 
 }  // namespace commsgd::comm

@@ -73,9 +73,8 @@ std::optional<int> ThrottledCommunicator::do_probe(int peer) {
   return inner_.probe(peer);
 }
 
-void ThrottledCommunicator::do_exchange(const void* send, std::size_t bytes, int peer,
-                                        std::vector<std::byte>& recv) {
-  throttled([&] { inner_.exchange(send, bytes, peer, recv); });
+void ThrottledCommunicator::do_exchange(MessageParts send, int peer, std::vector<std::byte>& recv) {
+  throttled([&] { inner_.exchange(send, peer, recv); });
 }
 
 void ThrottledCommunicator::do_send_receive(std::span<const Outgoing> sends,

@@ -32,8 +32,7 @@ class ThrottledCommunicator final : public Communicator {
   void do_send(const void* data, std::size_t bytes, int peer) override;
   void do_receive(std::vector<std::byte>& recv, int peer) override;
   std::optional<int> do_probe(int peer) override;
-  void do_exchange(const void* send, std::size_t bytes, int peer,
-                   std::vector<std::byte>& recv) override;
+  void do_exchange(MessageParts send, int peer, std::vector<std::byte>& recv) override;
   void do_send_receive(std::span<const Outgoing> sends,
                        std::span<const Incoming> receives) override;
 

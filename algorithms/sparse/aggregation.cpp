@@ -27,6 +27,10 @@ void pack(const kernels::SparseSet& set, std::vector<std::byte>& bytes) {
   std::memcpy(bytes.data() + 4 * n, set.indices.data(), 4 * n);
 }
 
+std::array<std::span<const std::byte>, 2> wire_parts(const kernels::SparseSet& set) {
+  return {std::as_bytes(std::span(set.values)), std::as_bytes(std::span(set.indices))};
+}
+
 kernels::SparseView entries_of(std::span<const std::byte> bytes) {
   if (bytes.size() % 8 != 0) throw std::runtime_error("sparse message of a partial entry");
   if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(float) != 0) {

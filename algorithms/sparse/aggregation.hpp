@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -36,6 +37,9 @@ std::unique_ptr<Aggregation> make_aggregation(const std::string& name, comm::Com
 // The wire format of a sparse set: its values (float32) then its indices (uint32), 8 bytes an
 // entry, never float64 (the original code's messages were twice as large).
 void pack(const kernels::SparseSet& set, std::vector<std::byte>& bytes);
+// The same bytes in two parts, values and indices, where the set holds them: an exchange of the
+// parts (Communicator::exchange) receives the packed set without a packed copy being sent.
+std::array<std::span<const std::byte>, 2> wire_parts(const kernels::SparseSet& set);
 void unpack(std::span<const std::byte> bytes, kernels::SparseSet& set);
 // The entries of a packed set where they lie in `bytes`, which must outlive the view.
 kernels::SparseView entries_of(std::span<const std::byte> bytes);

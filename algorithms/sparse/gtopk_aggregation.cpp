@@ -69,14 +69,26 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
               static_cast<std::uint32_t>(known));
   }
   std::span<const std::uint32_t> own_tags = std::span(positions_).first(own->size());
+  if (group == 1) {  // one rank alone: U is its own set
+    current_ = *own;
+    own_in_u_.assign(own->size(), 1);
+  }
   for (int distance = 1; distance < group; distance *= 2) {
     const int peer = r ^ distance;
-    pack(*own, send_);
-    comm_.exchange(send_.data(), send_.size(), peer, recv_);
+    comm_.exchange(wire_parts(*own), peer, recv_);
     const kernels::SparseView other = entries_of(recv_);  // merged where it arrived
+    const bool own_first = r < peer;                      // the lower rank's set first
+    if (2 * distance == group) {
+      // The last round: all that is left to learn is which of own's entries are in U, which the
+      // merge marks without carrying tags.
+      kernels::merge_keep_k(own_first ? *own : other, own_first ? other : *own, k, merged_,
+                            own_first ? kernels::MergeInput::a : kernels::MergeInput::b, own_in_u_);
+      std::swap(current_, merged_);
+      break;
+    }
     if (untagged_.size() < other.size()) untagged_.resize(other.size(), kernels::kUntagged);
     const auto theirs = std::span(untagged_).first(other.size());
-    if (r < peer) {  // the lower rank's set first
+    if (own_first) {
       kernels::merge_keep_k(*own, own_tags, other, theirs, k, merged_, merged_tags_);
     } else {
       kernels::merge_keep_k(other, theirs, *own, own_tags, k, merged_, merged_tags_);
@@ -86,16 +98,24 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
     own = &current_;
     own_tags = tags_;
   }
-  if (own != &current_) current_ = *own;  // one rank alone: U is its own set
 
-  // Without a guest the butterfly started from the selection itself: its tags mark `applied`.
-  // About half of U is the partners' (untagged), at random: their marks go to one slot past the
-  // end rather than through a branch, which would be mispredicted half the time.
+  // An entry of the last round's own set survived every round if it is in U and carries a tag:
+  // the position, in the set the butterfly started from, of the entry it came through as. With
+  // one round or none, the tags are the positions themselves. Otherwise part of that set is the
+  // partners' (untagged), at random: their marks go to one slot past the end, and every mark is
+  // written, 0 or 1, so that nothing takes a branch, which would be mispredicted half the time
+  // (a branch on the mark cost 90 µs at k = 25 000).
   std::vector<std::uint8_t>& survived = has_guest ? survived_ : applied;
   const std::size_t tagged = has_guest ? first_.size() : local.size();
-  survived.assign(tagged + 1, 0);
-  for (const std::uint32_t tag : own_tags) survived[std::min<std::size_t>(tag, tagged)] = 1;
-  survived.resize(tagged);
+  if (group <= 2) {
+    survived.assign(own_in_u_.begin(), own_in_u_.end());
+  } else {
+    survived.assign(tagged + 1, 0);
+    for (std::size_t i = 0; i < own_tags.size(); ++i) {
+      survived[std::min<std::size_t>(own_tags[i], tagged)] = own_in_u_[i];
+    }
+    survived.resize(tagged);
+  }
   if (!has_guest) return;
   // With a guest, an entry of either selection survived if its index is among the survivors.
   survivors_.clear();

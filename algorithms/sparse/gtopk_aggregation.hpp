@@ -27,10 +27,11 @@ class GtopkAggregation final : public Aggregation {
   kernels::SparseSet first_;  // with a guest: the merge of both, where the butterfly starts
   std::vector<std::uint8_t> guest_alive_;
   // Survival: the tags of current_'s entries, of the merge's output, the partner's (all
-  // kernels::kUntagged) and the first round's (positions); with a guest, whether each entry of
-  // the fold-in merge survived, and the indices that did.
+  // kernels::kUntagged) and the first round's (positions); which entries of the last round's own
+  // set are in U; with a guest, whether each entry of the fold-in merge survived, and the indices
+  // that did.
   std::vector<std::uint32_t> tags_, merged_tags_, untagged_, positions_;
-  std::vector<std::uint8_t> survived_;
+  std::vector<std::uint8_t> own_in_u_, survived_;
   std::vector<std::uint32_t> survivors_;
   std::vector<std::byte> send_, recv_;
   kernels::ops::SparseStaging staging_;

@@ -595,6 +595,51 @@ TEST(MergeKeepK, TagsFollowTheirEntries) {
                std::invalid_argument);
 }
 
+// gTop-k's last round: the merge marks which entries of one input have their index in its output.
+// Unions small and large (found among all entries, or from a sampled bracket), few and many
+// shared indices (whose sums decide), distinct and heavily tied values (ties go to the smaller
+// index), and unions of at most k (everything kept).
+TEST(MergeKeepK, MarksTheEntriesOfOneInputThatAreInTheOutput) {
+  std::mt19937 rng(21);
+  for (const bool small_values : {false, true}) {
+    for (const auto& [n, range] :
+         {std::pair<std::size_t, std::uint32_t>{100, 300}, {5'000, 200'000}, {5'000, 12'000}}) {
+      const SparseSet a = random_set(rng, n, range, small_values);
+      const SparseSet b = random_set(rng, n, range, small_values);
+      for (const std::size_t k : {std::size_t{1}, n / 7, n, 2 * n - n / 3, 2 * n}) {
+        SCOPED_TRACE(testing::Message()
+                     << "n " << n << " range " << range << " k " << k << " small " << small_values);
+        SparseSet plain;
+        merge_keep_k(a, b, k, plain);
+        for (const MergeInput side : {MergeInput::a, MergeInput::b}) {
+          const SparseSet& marked = side == MergeInput::a ? a : b;
+          SparseSet out;
+          std::vector<std::uint8_t> marks(3, 7);  // whatever it held before
+          merge_keep_k(a, b, k, out, side, marks);
+          expect_same(out, plain);
+          ASSERT_EQ(marks.size(), marked.size());
+          for (std::size_t i = 0; i < marked.size(); ++i) {
+            const bool in_out =
+                std::binary_search(out.indices.begin(), out.indices.end(), marked.indices[i]);
+            ASSERT_EQ(marks[i], in_out ? 1 : 0) << "entry " << i << ", index " << marked.indices[i];
+          }
+        }
+      }
+    }
+  }
+  // A shared index whose sum falls out although one part alone would be kept, and one whose sum
+  // is kept although neither part alone would be.
+  const SparseSet a{{5.0f, 1.5f, 2.0f}, {1, 4, 8}};
+  const SparseSet b{{-5.0f, 1.5f, 0.5f}, {1, 4, 6}};  // union {1:0, 4:3, 6:0.5, 8:2}
+  SparseSet out;
+  std::vector<std::uint8_t> marks;
+  merge_keep_k(a, b, 2, out, MergeInput::a, marks);
+  expect_same(out, SparseSet{{3.0f, 2.0f}, {4, 8}});
+  EXPECT_EQ(marks, (std::vector<std::uint8_t>{0, 1, 1}));
+  merge_keep_k(a, b, 2, out, MergeInput::b, marks);
+  EXPECT_EQ(marks, (std::vector<std::uint8_t>{0, 1, 0}));
+}
+
 TEST(MergeKeepK, RejectsBadInput) {
   SparseSet a{{1.0f, 2.0f}, {5, 3}};
   SparseSet b{{1.0f}, {4}};
