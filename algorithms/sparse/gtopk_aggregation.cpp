@@ -73,9 +73,15 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
     current_ = *own;
     own_in_u_.assign(own->size(), 1);
   }
+  const bool in_parts = 8 * k >= parts_from_bytes_;
   for (int distance = 1; distance < group; distance *= 2) {
     const int peer = r ^ distance;
-    comm_.exchange(wire_parts(*own), peer, recv_);
+    if (in_parts) {
+      comm_.exchange(wire_parts(*own), peer, recv_);
+    } else {
+      pack(*own, send_);
+      comm_.exchange(send_.data(), send_.size(), peer, recv_);
+    }
     const kernels::SparseView other = entries_of(recv_);  // merged where it arrived
     const bool own_first = r < peer;                      // the lower rank's set first
     if (2 * distance == group) {
