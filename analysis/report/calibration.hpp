@@ -20,8 +20,8 @@ namespace commsgd::report {
 // Each network's link from its pingpong calibrations: the exchange's fit and time by size (both
 // directions at once, as in every collective), the one-way fit and time by size, and, from
 // calibrations with an after-idle sweep, the after-idle fit, the token bucket's burst and the
-// first message's latency by the computation before it. A
-// network with only a one-way fit uses it both ways.
+// first message's latency by the computation before it. A network with only a one-way fit uses it
+// both ways.
 std::map<std::string, Link> calibrated_links(const Connection& db);
 
 // gTop-k's merge of two sets, seconds by k (MessageTime's sizes are entries here), from the

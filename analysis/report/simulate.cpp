@@ -185,7 +185,8 @@ Table simulate_check_report(const Connection& db, const std::vector<Filter>& fil
       const double communication = predicted - m.not_communicating();
       std::string note = priced_as(m.exchange);
       if (m.exchange.merge_seconds > 0) {
-        note += fmt::format("merge {:.3g} us a round", 1e6 * m.exchange.merge_seconds);
+        note += fmt::format("{}merge {:.3g} us a round", note.empty() ? "" : "; ",
+                            1e6 * m.exchange.merge_seconds);
       }
       if (!m.overlapped_by.empty()) {
         note += fmt::format("{}overlapped {}: measured beside another run's load",
