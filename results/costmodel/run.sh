@@ -22,6 +22,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${COMMSGD_BUILD:-$root/build/release}
 out=$here networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128
+# The sweep's MLP width, which the calibrations compute between their messages too: the first
+# message after a step costs what the step left of the caches (9–10 µs after a 64-512-10 MLP's
+# 0.5 ms, 12–15 µs after a 64-2048-10's, on the Intel machine of 2026-11-25).
+hidden=2048
 algos=(dense topk gtopk gaussiank sgp osgp dpsgd)
 while [ $# -gt 0 ]; do
   case $1 in
@@ -41,7 +45,7 @@ export OMPI_MCA_mpi_yield_when_idle=1
 # gTop-k's merge after computation, by k: the software cost of each of its rounds. Three runs,
 # of which the model takes the median, as of the ping-pong's below.
 for run in 1 2 3; do
-  "$build/tests/bench/commsgd-bench" merge --db "$db" | grep alpha_s
+  "$build/tests/bench/commsgd-bench" merge --compute-hidden "$hidden" --db "$db" | grep alpha_s
 done
 
 for net in "${networks[@]}"; do
@@ -51,7 +55,7 @@ for net in "${networks[@]}"; do
   for run in 1 2 3 4 5; do
     "$root/jobs/local/launch.sh" -n 2 --network "emulated:$net" -- \
       "$build/tests/bench/commsgd-bench" pingpong --max-bytes 2097152 --round-trips 7 \
-      --network "emulated:$net" --db "$db" | grep alpha_s
+      --compute-hidden "$hidden" --network "emulated:$net" --db "$db" | grep alpha_s
   done
   for p in "${workers[@]}"; do
     for algo in "${algos[@]}"; do
@@ -65,7 +69,7 @@ for net in "${networks[@]}"; do
       esac
       echo "== $algo, $p ranks, emulated:$net"
       "$root/jobs/local/launch.sh" -n "$p" --network "emulated:$net" -- \
-        "$train" --config "$root/configs/digits.toml" --algo "$algo" --mlp-hidden 2048 \
+        "$train" --config "$root/configs/digits.toml" --algo "$algo" --mlp-hidden "$hidden" \
         --max-steps 60 --log-every 10 --threads 1 "${timing[@]}" --db "$db" --quiet
     done
   done

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <thread>
 
@@ -30,21 +31,44 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-float compute_for(double seconds) {
-  // The digits MLP's shape, narrower (64-512-10, batch 32: about 0.1 ms a step), so that short
-  // computations end close to `seconds`.
+namespace {
+
+struct Mlp {
+  int hidden = 0;
+  torch::Tensor input, w1, w2;
+};
+
+const Mlp& mlp_of_width(int hidden) {
   [[maybe_unused]] static const bool one_thread = (at::set_num_threads(1), true);
-  static const torch::Tensor input = torch::randn({32, 64});
-  static const torch::Tensor w1 = torch::randn({64, 512}, torch::requires_grad());
-  static const torch::Tensor w2 = torch::randn({512, 10}, torch::requires_grad());
+  static Mlp mlp;
+  if (mlp.hidden != hidden) {
+    const std::int64_t rows = std::max(1, 16384 / hidden);
+    mlp = {hidden, torch::randn({rows, 64}), torch::randn({64, hidden}, torch::requires_grad()),
+           torch::randn({hidden, 10}, torch::requires_grad())};
+  }
+  return mlp;
+}
+
+}  // namespace
+
+float compute_for(double seconds, int hidden) {
+  const Mlp& mlp = mlp_of_width(hidden);
   const algorithms::Stopwatch computing;
   float loss_sum = 0;
   do {
-    const torch::Tensor loss = torch::relu(input.mm(w1)).mm(w2).square().mean();
+    const torch::Tensor loss = torch::relu(mlp.input.mm(mlp.w1)).mm(mlp.w2).square().mean();
     loss.backward();
     loss_sum += loss.item<float>();
   } while (computing.seconds() < seconds);
   return loss_sum;
+}
+
+void add_compute_hidden_option(CLI::App& cmd, int& hidden) {
+  cmd.add_option("--compute-hidden", hidden,
+                 "Width of the MLP (64-N-10) computed before each timed operation: the model of "
+                 "the runs this calibrates, whose step leaves the caches as this one does")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
 }
 
 }  // namespace commsgd::bench

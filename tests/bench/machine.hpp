@@ -1,5 +1,6 @@
 #pragma once
 
+#include <CLI/App.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,12 +19,22 @@ void record_bench(const std::string& db, const std::vector<record::BenchRow>& ro
 // The median of repeated measurements (the upper one of an even count).
 double median(std::vector<double> v);
 
-// Computes for at least `seconds` as a training step does, forward and backward passes of a small
-// MLP in LibTorch on one thread, so that what runs next starts with the data and instruction
-// caches and the branch history such a step leaves: after it, a first exchange of 8 bytes took
-// 16–22 µs over the emulated 1 Gbit/s link after 0.6 ms, where after a loop sweeping 4 MiB it
-// took 10–14 µs (commsgd-train's 1.2 kB exchange: 19–21 µs). Returns a value of the
-// computation, for the caller to use.
-float compute_for(double seconds);
+// Computes for at least `seconds` as a training step does, forward and backward passes of an MLP
+// 64-`hidden`-10 in LibTorch on one thread, so that what runs next starts with the data and
+// instruction caches and the branch history such a step leaves: after it, a first exchange of 8
+// bytes took 16–22 µs over the emulated 1 Gbit/s link after 0.6 ms, where after a loop sweeping
+// 4 MiB it took 10–14 µs (commsgd-train's 1.2 kB exchange: 19–21 µs). The width decides how much
+// of the caches the step displaces: after 0.5 ms, 9–10 µs at 512 and 12–15 µs at 2048, the width
+// of the cost model's check runs. Its batch narrows as it widens (16 384 / hidden rows, at least
+// one), so that a pass costs what 512 wide at batch 32 does, about 0.1 ms, and a short
+// computation ends close to `seconds`. Returns a value of the computation, for the caller to use.
+float compute_for(double seconds, int hidden);
+
+// The width compute_for takes when none is asked for: the MLP of the calibrations recorded before
+// it could be set.
+constexpr int kComputeHidden = 512;
+
+// --compute-hidden, compute_for's width, for a subcommand that computes before what it times.
+void add_compute_hidden_option(CLI::App& cmd, int& hidden);
 
 }  // namespace commsgd::bench

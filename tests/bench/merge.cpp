@@ -26,6 +26,7 @@ struct Settings {
   std::size_t max_k = 1 << 17;
   int repeats = 21;
   double idle_ms = 1;
+  int compute_hidden = kComputeHidden;
   std::string db = "results/bench.sqlite";
 };
 
@@ -46,10 +47,13 @@ void run(const Settings& s) {
   std::mt19937 rng(1);
   kernels::SparseSet own, partner, merged;
   std::vector<std::uint32_t> merged_tags;
-  const nlohmann::json params = {{"idle_ms", s.idle_ms}, {"repeats", s.repeats}};
+  const nlohmann::json params = {
+      {"idle_ms", s.idle_ms}, {"repeats", s.repeats}, {"compute_hidden", s.compute_hidden}};
   std::vector<record::BenchRow> rows;
-  fmt::print("gTop-k's merge of two sets of k entries after {} ms of computation, median of {}\n",
-             s.idle_ms, s.repeats);
+  fmt::print(
+      "gTop-k's merge of two sets of k entries after {} ms of computation (MLP 64-{}-10), median "
+      "of {}\n",
+      s.idle_ms, s.compute_hidden, s.repeats);
   fmt::print("{:>8} {:>12} {:>14}\n", "k", "us", "ns per entry");
   std::vector<std::pair<std::size_t, double>> times;
   for (std::size_t k = s.min_k; k <= s.max_k; k *= 2) {
@@ -58,7 +62,7 @@ void run(const Settings& s) {
     std::iota(positions.begin(), positions.end(), 0u);
     std::vector<double> seconds;
     for (int i = 0; i <= s.repeats; ++i) {
-      const float computed = compute_for(s.idle_ms / 1e3);
+      const float computed = compute_for(s.idle_ms / 1e3, s.compute_hidden);
       random_set(rng, k, own);
       random_set(rng, k, partner);
       own.values[0] = computed;  // the computation is used
@@ -105,6 +109,7 @@ void add_merge(CLI::App& app) {
                   "Computation before each merge, as a training step's forward and backward")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  add_compute_hidden_option(*cmd, settings->compute_hidden);
   cmd->add_option("--db", settings->db, "SQLite file for the bench rows")->capture_default_str();
   cmd->callback([settings] {
     if (settings->min_k > settings->max_k) {

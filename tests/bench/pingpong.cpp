@@ -29,6 +29,7 @@ struct Settings {
   double idle_ms = 10;
   int idle_repeats = 21;
   std::vector<double> latency_idle_ms = {0.25, 0.5, 1, 2, 4, 8, 16, 32};
+  int compute_hidden = kComputeHidden;
   std::string network = "local";
   std::string db = "results/bench.sqlite";
 };
@@ -88,13 +89,13 @@ double exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats
 // median of a few moved between 13 and 24 µs from run to run. Other ranks only meet at the
 // barriers, and return 0.
 double after_idle_exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats,
-                                   double idle) {
+                                   double idle, int hidden) {
   const bool measures = comm.rank() < 2;
   const int peer = 1 - comm.rank();
   std::vector<std::byte> message(bytes), received;
   std::vector<double> times;
   for (int i = 0; i <= repeats; ++i) {
-    if (measures) message[0] = static_cast<std::byte>(compute_for(idle) > 1.5f);  // used
+    if (measures) message[0] = static_cast<std::byte>(compute_for(idle, hidden) > 1.5f);  // used
     comm.barrier();
     if (!measures) continue;
     const algorithms::Stopwatch watch;
@@ -189,14 +190,14 @@ void run(const Settings& s) {
     one_way.push_back({bytes, one_way_seconds(comm, bytes, s.round_trips)});
     comm.barrier();
     both_ways.push_back({bytes, exchange_seconds(comm, bytes, s.round_trips)});
-    after_idle.push_back(
-        {bytes, after_idle_exchange_seconds(comm, bytes, s.idle_repeats, s.idle_ms / 1e3)});
+    after_idle.push_back({bytes, after_idle_exchange_seconds(comm, bytes, s.idle_repeats,
+                                                             s.idle_ms / 1e3, s.compute_hidden)});
   }
   // The smallest message after each computation of --latency-idle-ms: (ms computed, seconds).
   std::vector<std::pair<double, double>> latency;
   for (const double ms : s.latency_idle_ms) {
-    latency.emplace_back(ms,
-                         after_idle_exchange_seconds(comm, s.min_bytes, s.idle_repeats, ms / 1e3));
+    latency.emplace_back(ms, after_idle_exchange_seconds(comm, s.min_bytes, s.idle_repeats,
+                                                         ms / 1e3, s.compute_hidden));
   }
   comm.barrier();
   if (comm.rank() != 0) return;
@@ -211,9 +212,9 @@ void run(const Settings& s) {
                             s.round_trips),
                 one_way);
   print_samples("rank 0 <-> rank 1 at once (exchange), median", both_ways);
-  print_samples(
-      fmt::format("exchange after {} ms of computation, mean of {}", s.idle_ms, s.idle_repeats),
-      after_idle);
+  print_samples(fmt::format("exchange after {} ms of computation (MLP 64-{}-10), mean of {}",
+                            s.idle_ms, s.compute_hidden, s.idle_repeats),
+                after_idle);
   fmt::print("exchange of {} bytes after computation, mean of {}\n{:>12} {:>12}\n", s.min_bytes,
              s.idle_repeats, "computed ms", "ms");
   for (const auto& [ms, seconds] : latency) fmt::print("{:>12} {:>12.4f}\n", ms, 1e3 * seconds);
@@ -224,9 +225,13 @@ void run(const Settings& s) {
       alpha, beta, 8e-6 / beta, largest_mbit, exchange_alpha, exchange_beta, 8e-6 / exchange_beta,
       burst, idle_alpha, idle_beta);
 
-  const nlohmann::json params = {{"network", s.network},     {"min_bytes", s.min_bytes},
-                                 {"max_bytes", s.max_bytes}, {"round_trips", s.round_trips},
-                                 {"idle_ms", s.idle_ms},     {"idle_repeats", s.idle_repeats}};
+  const nlohmann::json params = {{"network", s.network},
+                                 {"min_bytes", s.min_bytes},
+                                 {"max_bytes", s.max_bytes},
+                                 {"round_trips", s.round_trips},
+                                 {"idle_ms", s.idle_ms},
+                                 {"idle_repeats", s.idle_repeats},
+                                 {"compute_hidden", s.compute_hidden}};
   std::vector<record::BenchRow> rows = {
       bench_row("pingpong", "alpha", params, alpha, "s"),
       bench_row("pingpong", "beta", params, beta, "s/byte"),
@@ -284,6 +289,7 @@ void add_pingpong(CLI::App& app) {
                   "records)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  add_compute_hidden_option(*cmd, settings->compute_hidden);
   cmd->add_option("--network", settings->network, "Label of the network, stored with the rows")
       ->capture_default_str();
   cmd->add_option("--db", settings->db, "SQLite file for the bench rows")->capture_default_str();
