@@ -60,7 +60,9 @@ case $network in
     # The hosts share this machine's /tmp and its host name, so Open MPI would give them all one
     # session dir: mpirun and each host get a TMPDIR of their own (netns-rsh.sh sets the hosts').
     # Otherwise another mpirun's clean-up can remove theirs, and daemons creating the same
-    # directories at once fail with "File exists".
+    # directories at once fail with "File exists". A session base set for Open MPI would take
+    # precedence over TMPDIR, and give them all one again.
+    unset OMPI_MCA_orte_tmpdir_base
     mkdir -p "$hosts_dir/tmp/launcher"
     TMPDIR=$hosts_dir/tmp/launcher "${mpirun[@]}" --host "$host_list" \
       --mca plm_rsh_agent "$here/netns-rsh.sh" \

@@ -352,10 +352,13 @@ TEST(ReportOnTrainerRuns, TwoRunsAtOnceOnOneHostAreMarkedAndLeftOutOfCompare) {
   };
   {
     Process dense(launch("dense", 20)), gtopk(launch("gtopk", 20));
-    ASSERT_EQ(dense.wait(std::chrono::seconds(240)).exit_code, 0);
-    ASSERT_EQ(gtopk.wait(std::chrono::seconds(240)).exit_code, 0);
+    for (Process* at_once : {&dense, &gtopk}) {
+      const ProcessResult ended = at_once->wait(std::chrono::seconds(240));
+      ASSERT_EQ(ended.exit_code, 0) << ended.output;
+    }
   }
-  ASSERT_EQ(run_process(launch("dense", 3), std::chrono::seconds(120)).exit_code, 0);
+  const ProcessResult alone = run_process(launch("dense", 3), std::chrono::seconds(120));
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
 
   const json rows = report_json({"runs", shared});
   ASSERT_EQ(rows.size(), 3u);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -35,10 +36,50 @@ const std::vector<std::string> mca_settings_at_start = [] {
   return settings;
 }();
 
+// Open MPI 4 keeps the session directory of every job on a host under one
+// <tmp>/ompi.<host>.<uid>, made by the first job to start and removed by the last to end: a job
+// (an mpirun, or a process started alone, a singleton) starting at either moment can fail to make
+// its own directory there, and exits 1 (open-mpi/ompi#8510). ctest runs tests side by side, and
+// some tests start processes at once, so each process started gets a base of its own, under one
+// for this process that goes when this process ends. tests/CMakeLists.txt does the same for the
+// tests ctest starts.
+class SessionBases {
+ public:
+  SessionBases() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "commsgd-mpi-sessions.XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + pattern);
+    root_ = pattern;
+  }
+  ~SessionBases() {
+    std::error_code ignored;  // a child killed mid-run may leave files; nothing to report at exit
+    std::filesystem::remove_all(root_, ignored);
+  }
+  SessionBases(const SessionBases&) = delete;
+  SessionBases& operator=(const SessionBases&) = delete;
+
+  std::string next() {
+    const std::filesystem::path base = root_ / std::to_string(children_++);
+    std::filesystem::create_directory(base);
+    return base.string();
+  }
+
+ private:
+  std::filesystem::path root_;
+  std::atomic<int> children_{0};
+};
+
+std::string session_base_for_next_child() {
+  static SessionBases bases;
+  return bases.next();
+}
+
 // The environment for the child. A process that initialized MPI (a benchmark, a singleton) has
 // the variables MPI_Init set for its own job; an mpirun started with them takes itself for part
-// of that job, and exits 1 without a word. What the process was started with stays.
-std::vector<std::string> environment_without_mpi() {
+// of that job, and exits 1 without a word. What the process was started with stays, but for the
+// session base, which is the child's own.
+std::vector<std::string> environment_for_child() {
+  constexpr std::string_view kSessionBase = "OMPI_MCA_orte_tmpdir_base=";
   std::vector<std::string> kept;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string variable(*entry);
@@ -47,8 +88,9 @@ std::vector<std::string> environment_without_mpi() {
         (variable.starts_with("OMPI_") && !variable.starts_with("OMPI_ALLOW_RUN_AS_ROOT") &&
          std::find(mca_settings_at_start.begin(), mca_settings_at_start.end(), variable) ==
              mca_settings_at_start.end());
-    if (!set_by_mpi_init) kept.push_back(variable);
+    if (!set_by_mpi_init && !variable.starts_with(kSessionBase)) kept.push_back(variable);
   }
+  kept.push_back(std::string(kSessionBase) + session_base_for_next_child());
   return kept;
 }
 
@@ -64,7 +106,7 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
 Process::Process(const std::vector<std::string>& argv) {
   // Everything the child needs is built before fork: the parent may have threads, and the child
   // may not allocate.
-  std::vector<std::string> arguments = argv, environment = environment_without_mpi();
+  std::vector<std::string> arguments = argv, environment = environment_for_child();
   const std::vector<char*> args = pointers_to(arguments), envp = pointers_to(environment);
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");

@@ -14,9 +14,10 @@ struct ProcessResult {
   std::string output;  // stdout and stderr, interleaved
 };
 
-// argv[0] (searched in PATH) started in its own process group, its output captured. A process
-// still running at the deadline of wait() is killed with its whole group, so a hung launch fails
-// the test instead of hanging the suite.
+// argv[0] (searched in PATH) started in its own process group, its output captured, with a base
+// for Open MPI's session directory of its own (see process.cpp). A process still running at the
+// deadline of wait() is killed with its whole group, so a hung launch fails the test instead of
+// hanging the suite.
 class Process {
  public:
   explicit Process(const std::vector<std::string>& argv);
