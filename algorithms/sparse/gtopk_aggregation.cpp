@@ -69,9 +69,13 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
               static_cast<std::uint32_t>(known));
   }
   std::span<const std::uint32_t> own_tags = std::span(positions_).first(own->size());
+  // Which entries of the last round's own set are in U. With one round or none that set is the
+  // one the butterfly started from, so these marks are its survival, written where it goes.
+  std::vector<std::uint8_t>& survived = has_guest ? survived_ : applied;
+  std::vector<std::uint8_t>& own_in_u = group <= 2 ? survived : own_in_u_;
   if (group == 1) {  // one rank alone: U is its own set
     current_ = *own;
-    own_in_u_.assign(own->size(), 1);
+    own_in_u.assign(own->size(), 1);
   }
   const bool in_parts = 8 * k >= parts_from_bytes_;
   for (int distance = 1; distance < group; distance *= 2) {
@@ -88,7 +92,7 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
       // The last round: all that is left to learn is which of own's entries are in U, which the
       // merge marks without carrying tags.
       kernels::merge_keep_k(own_first ? *own : other, own_first ? other : *own, k, merged_,
-                            own_first ? kernels::MergeInput::a : kernels::MergeInput::b, own_in_u_);
+                            own_first ? kernels::MergeInput::a : kernels::MergeInput::b, own_in_u);
       std::swap(current_, merged_);
       break;
     }
@@ -105,17 +109,13 @@ void GtopkAggregation::exchange(const kernels::SparseSet& local, std::size_t k,
     own_tags = tags_;
   }
 
-  // An entry of the last round's own set survived every round if it is in U and carries a tag:
-  // the position, in the set the butterfly started from, of the entry it came through as. With
-  // one round or none, the tags are the positions themselves. Otherwise part of that set is the
-  // partners' (untagged), at random: their marks go to one slot past the end, and every mark is
-  // written, 0 or 1, so that nothing takes a branch, which would be mispredicted half the time
-  // (a branch on the mark cost 90 µs at k = 25 000).
-  std::vector<std::uint8_t>& survived = has_guest ? survived_ : applied;
-  const std::size_t tagged = has_guest ? first_.size() : local.size();
-  if (group <= 2) {
-    survived.assign(own_in_u_.begin(), own_in_u_.end());
-  } else {
+  // With more rounds, an entry of the last round's own set survived every round if it is in U
+  // and carries a tag: the position, in the set the butterfly started from, of the entry it came
+  // through as. Part of that set is the partners' (untagged), at random: their marks go to one
+  // slot past the end, and every mark is written, 0 or 1, so that nothing takes a branch, which
+  // would be mispredicted half the time (a branch on the mark cost 90 µs at k = 25 000).
+  if (group > 2) {
+    const std::size_t tagged = has_guest ? first_.size() : local.size();
     survived.assign(tagged + 1, 0);
     for (std::size_t i = 0; i < own_tags.size(); ++i) {
       survived[std::min<std::size_t>(own_tags[i], tagged)] = own_in_u_[i];
