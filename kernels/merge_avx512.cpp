@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
+#include <algorithm>
 #include <cstdlib>
 
 // Compiled for AVX-512 function by function, so that the rest of the library, and machines
@@ -23,63 +24,94 @@ COMMSGD_AVX512 inline __m512i add_if_above(__m512i sum, __m512i mine, std::uint3
   return _mm512_mask_add_epi32(sum, above, sum, _mm512_set1_epi32(1));
 }
 
-// Writes the merge 16 positions at a time. The next 16 positions hold the 16 smallest of a's
-// next 16 entries and b's next 16 (a's first on a shared index): a's entry in lane l goes to
-// l + #{b's 16 below it}, when that is under 16. Those counts are 16 compares of a's lanes with
-// each of b's entries in turn, so a block depends on the one before only through how many it
-// took from each side, not through a chain of single comparisons as the scalar merge does. An
-// expanding load of each side then fills the lanes the positions left it, in order.
+// One run of the merge: a's entries [i, i_end) with b's [j, j_end), written from position i + j.
+struct Run {
+  std::size_t i, i_end, j, j_end;
+  bool has_block() const { return i + 16 <= i_end && j + 16 <= j_end; }
+};
+
+// Writes the next 16 positions of a run: the 16 smallest of a's next 16 entries and b's next 16
+// (a's first on a shared index). a's entry in lane l goes to l + #{b's 16 below it}, when that is
+// under 16. Those counts are 16 compares of a's lanes with each of b's entries in turn, so a block
+// depends on the one before only through how many it took from each side, not through a chain of
+// single comparisons as the scalar merge does. An expanding load of each side then fills the lanes
+// the positions left it, in order.
 template <bool Tagged>
-COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_indices,
-                                 float* out_values, std::uint32_t* out_tags) {
+COMMSGD_AVX512 inline void merge_block(MergeSide a, MergeSide b, Run& run,
+                                       std::uint32_t* out_indices, float* out_values,
+                                       std::uint32_t* out_tags) {
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i sixteen = _mm512_set1_epi32(16);
-  std::size_t i = 0, j = 0;
-  for (; i + 16 <= a.n && j + 16 <= b.n;) {
-    const __m512i mine = _mm512_loadu_si512(a.indices + i);
-    // Four sums of four compares each, so that the adds are not one chain of sixteen. Named
-    // registers, not an array: GCC at -O2 keeps an array it indexes in a loop in memory.
-    __m512i below0 = lane, below1 = _mm512_setzero_si512(), below2 = below1, below3 = below1;
-    for (std::size_t r = j; r < j + 16; r += 4) {
-      below0 = add_if_above(below0, mine, b.indices[r]);
-      below1 = add_if_above(below1, mine, b.indices[r + 1]);
-      below2 = add_if_above(below2, mine, b.indices[r + 2]);
-      below3 = add_if_above(below3, mine, b.indices[r + 3]);
-    }
-    const __m512i at =
-        _mm512_add_epi32(_mm512_add_epi32(below0, below1), _mm512_add_epi32(below2, below3));
-    const __mmask16 taken_lanes = _mm512_cmplt_epu32_mask(at, sixteen);
-    const auto from_a = static_cast<__mmask16>(
-        _mm512_mask_reduce_or_epi32(taken_lanes, _mm512_sllv_epi32(one, at)));
-    const auto from_b = static_cast<__mmask16>(~from_a);
-    const std::size_t t = i + j;
-    _mm512_storeu_si512(out_indices + t, _mm512_mask_expandloadu_epi32(
-                                             _mm512_maskz_expandloadu_epi32(from_b, b.indices + j),
-                                             from_a, a.indices + i));
-    _mm512_storeu_ps(out_values + t,
-                     _mm512_mask_expandloadu_ps(_mm512_maskz_expandloadu_ps(from_b, b.values + j),
-                                                from_a, a.values + i));
-    if constexpr (Tagged) {
-      _mm512_storeu_si512(out_tags + t, _mm512_mask_expandloadu_epi32(
-                                            _mm512_maskz_expandloadu_epi32(from_b, b.tags + j),
-                                            from_a, a.tags + i));
-    }
-    const auto taken = static_cast<std::size_t>(__builtin_popcount(taken_lanes));
-    i += taken;
-    j += 16 - taken;
+  const std::size_t i = run.i, j = run.j;
+  const __m512i mine = _mm512_loadu_si512(a.indices + i);
+  // Four sums of four compares each, so that the adds are not one chain of sixteen. Named
+  // registers, not an array: GCC at -O2 keeps an array it indexes in a loop in memory.
+  __m512i below0 = lane, below1 = _mm512_setzero_si512(), below2 = below1, below3 = below1;
+  for (std::size_t r = j; r < j + 16; r += 4) {
+    below0 = add_if_above(below0, mine, b.indices[r]);
+    below1 = add_if_above(below1, mine, b.indices[r + 1]);
+    below2 = add_if_above(below2, mine, b.indices[r + 2]);
+    below3 = add_if_above(below3, mine, b.indices[r + 3]);
   }
-  // Fewer than 16 left on a side: one entry at a time.
-  for (; i < a.n || j < b.n;) {
-    const bool mine = j == b.n || (i < a.n && a.indices[i] <= b.indices[j]);
+  const __m512i at =
+      _mm512_add_epi32(_mm512_add_epi32(below0, below1), _mm512_add_epi32(below2, below3));
+  const __mmask16 taken_lanes = _mm512_cmplt_epu32_mask(at, _mm512_set1_epi32(16));
+  const auto from_a = static_cast<__mmask16>(
+      _mm512_mask_reduce_or_epi32(taken_lanes, _mm512_sllv_epi32(_mm512_set1_epi32(1), at)));
+  const auto from_b = static_cast<__mmask16>(~from_a);
+  const std::size_t t = i + j;
+  _mm512_storeu_si512(out_indices + t, _mm512_mask_expandloadu_epi32(
+                                           _mm512_maskz_expandloadu_epi32(from_b, b.indices + j),
+                                           from_a, a.indices + i));
+  _mm512_storeu_ps(out_values + t,
+                   _mm512_mask_expandloadu_ps(_mm512_maskz_expandloadu_ps(from_b, b.values + j),
+                                              from_a, a.values + i));
+  if constexpr (Tagged) {
+    _mm512_storeu_si512(
+        out_tags + t, _mm512_mask_expandloadu_epi32(
+                          _mm512_maskz_expandloadu_epi32(from_b, b.tags + j), from_a, a.tags + i));
+  }
+  const auto taken = static_cast<std::size_t>(__builtin_popcount(taken_lanes));
+  run.i += taken;
+  run.j += 16 - taken;
+}
+
+// The rest of a run: its blocks, then, with fewer than 16 left on a side, one entry at a time.
+template <bool Tagged>
+COMMSGD_AVX512 void finish_run(MergeSide a, MergeSide b, Run run, std::uint32_t* out_indices,
+                               float* out_values, std::uint32_t* out_tags) {
+  while (run.has_block()) merge_block<Tagged>(a, b, run, out_indices, out_values, out_tags);
+  while (run.i < run.i_end || run.j < run.j_end) {
+    const bool mine =
+        run.j == run.j_end || (run.i < run.i_end && a.indices[run.i] <= b.indices[run.j]);
     const MergeSide& side = mine ? a : b;
-    std::size_t& at = mine ? i : j;
-    const std::size_t t = i + j;
+    std::size_t& at = mine ? run.i : run.j;
+    const std::size_t t = run.i + run.j;
     out_indices[t] = side.indices[at];
     out_values[t] = side.values[at];
     if constexpr (Tagged) out_tags[t] = side.tags[at];
     ++at;
   }
+}
+
+// The merge in two runs, cut at a's middle entry and b's first at or past its index, whose
+// blocks alternate: a block waits on the one before in its run (its loads start where that one
+// stopped), and the other run's block fills that wait. Merging two sets of 25 000 on the Intel
+// machine of 2026-11-25 took 43 µs in one run, 25 µs in two; four runs were slower than two.
+template <bool Tagged>
+COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_indices,
+                                 float* out_values, std::uint32_t* out_tags) {
+  const std::size_t ia = a.n / 2;
+  const std::size_t jb =
+      ia == a.n ? b.n
+                : static_cast<std::size_t>(
+                      std::lower_bound(b.indices, b.indices + b.n, a.indices[ia]) - b.indices);
+  Run first{0, ia, 0, jb}, second{ia, a.n, jb, b.n};
+  while (first.has_block() && second.has_block()) {
+    merge_block<Tagged>(a, b, first, out_indices, out_values, out_tags);
+    merge_block<Tagged>(a, b, second, out_indices, out_values, out_tags);
+  }
+  finish_run<Tagged>(a, b, first, out_indices, out_values, out_tags);
+  finish_run<Tagged>(a, b, second, out_indices, out_values, out_tags);
 }
 
 // The lanes of one block in `keep`, in order, to `to` at `at`: compressed into registers and
@@ -119,15 +151,28 @@ COMMSGD_AVX512 std::size_t keep_blocks(MergedEntries from, std::size_t m, std::i
   return t;
 }
 
+// The lanes not after the selection's cut: key above cut_key, or equal to it with index at most
+// cut_index.
+COMMSGD_AVX512 inline __mmask16 not_after_cut(__m512 values, __m512i indices, std::int32_t cut_key,
+                                              std::uint32_t cut_index) {
+  const __m512i keys = _mm512_and_si512(_mm512_castps_si512(values), _mm512_set1_epi32(0x7fffffff));
+  const __m512i key = _mm512_set1_epi32(cut_key);
+  const __mmask16 above = _mm512_cmpgt_epi32_mask(keys, key);
+  const __mmask16 tied_before = _mm512_mask_cmple_epu32_mask(
+      _mm512_cmpeq_epi32_mask(keys, key), indices, _mm512_set1_epi32(static_cast<int>(cut_index)));
+  return above | tied_before;
+}
+
 template <bool Tagged>
-COMMSGD_AVX512 std::size_t write_blocks(MergedEntries from, const std::uint8_t* dropped,
-                                        std::size_t n, MergedEntries to, std::size_t& written) {
+COMMSGD_AVX512 std::size_t write_blocks(MergedEntries from, std::size_t n, std::int32_t cut_key,
+                                        std::uint32_t cut_index, MergedEntries to,
+                                        std::size_t& written) {
   std::size_t w = written, t = 0;
   for (; t + 16 <= n; t += 16) {
-    const __m128i drop = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dropped + t));
-    const __mmask16 keep = _mm_cmpeq_epi8_mask(drop, _mm_setzero_si128());
-    store_kept<Tagged>(keep, _mm512_loadu_si512(from.indices + t), _mm512_loadu_ps(from.values + t),
-                       from, t, to, w);
+    const __m512i indices = _mm512_loadu_si512(from.indices + t);
+    const __m512 values = _mm512_loadu_ps(from.values + t);
+    const __mmask16 keep = not_after_cut(values, indices, cut_key, cut_index);
+    store_kept<Tagged>(keep, indices, values, from, t, to, w);
     w += static_cast<std::size_t>(__builtin_popcount(keep));
   }
   written = w;
@@ -183,18 +228,11 @@ COMMSGD_AVX512 std::size_t order_blocks_avx512(const std::uint32_t* indices, std
 COMMSGD_AVX512 std::size_t mark_blocks_avx512(const float* values, const std::uint32_t* indices,
                                               std::size_t n, std::int32_t cut_key,
                                               std::uint32_t cut_index, std::uint8_t* marks) {
-  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
-  const __m512i key = _mm512_set1_epi32(cut_key);
-  const __m512i index = _mm512_set1_epi32(static_cast<int>(cut_index));
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m512i keys =
-        _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(values + i)), magnitude);
-    const __mmask16 above = _mm512_cmpgt_epi32_mask(keys, key);
-    const __mmask16 tied_before = _mm512_mask_cmple_epu32_mask(
-        _mm512_cmpeq_epi32_mask(keys, key), _mm512_loadu_si512(indices + i), index);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(marks + i),
-                     _mm_maskz_set1_epi8(above | tied_before, 1));
+    const __mmask16 kept = not_after_cut(_mm512_loadu_ps(values + i),
+                                         _mm512_loadu_si512(indices + i), cut_key, cut_index);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(marks + i), _mm_maskz_set1_epi8(kept, 1));
   }
   return i;
 }
@@ -224,10 +262,11 @@ std::size_t keep_blocks_avx512(MergedEntries from, std::size_t m, std::int32_t l
                               : keep_blocks<false>(from, m, low, to, t, kept);
 }
 
-std::size_t write_kept_blocks_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
-                                     MergedEntries to, std::size_t& written) {
-  return from.tags != nullptr ? write_blocks<true>(from, dropped, n, to, written)
-                              : write_blocks<false>(from, dropped, n, to, written);
+std::size_t write_kept_blocks_avx512(MergedEntries from, std::size_t n, std::int32_t cut_key,
+                                     std::uint32_t cut_index, MergedEntries to,
+                                     std::size_t& written) {
+  return from.tags != nullptr ? write_blocks<true>(from, n, cut_key, cut_index, to, written)
+                              : write_blocks<false>(from, n, cut_key, cut_index, to, written);
 }
 
 }  // namespace commsgd::kernels::detail

@@ -54,10 +54,12 @@ std::size_t gather_bracket_blocks_avx512(const float* values, std::size_t n, std
                                          std::uint64_t* bracket, std::size_t& gathered,
                                          std::size_t& above);
 
-// merge_keep_k's last step (write_kept): the entries of `from` whose dropped[t] is 0, in order,
-// to `to` at `written`, which has room for n + 16 (whole blocks are stored past the last one).
-std::size_t write_kept_blocks_avx512(MergedEntries from, const std::uint8_t* dropped, std::size_t n,
-                                     MergedEntries to, std::size_t& written);
+// merge_keep_k's last step (write_kept): the entries of `from` not after the selection's cut (as
+// mark_blocks_avx512 below), in order, to `to` at `written`, which has room for n + 16 (whole
+// blocks are stored past the last one).
+std::size_t write_kept_blocks_avx512(MergedEntries from, std::size_t n, std::int32_t cut_key,
+                                     std::uint32_t cut_index, MergedEntries to,
+                                     std::size_t& written);
 
 // merge_keep_k's marks of one input (mark_kept) over its n entries: marks[i] = 1 where entry i is
 // not after the selection's cut, its key above cut_key, or equal to it with index at most

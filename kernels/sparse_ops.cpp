@@ -246,14 +246,27 @@ std::pair<AbsKey, AbsKey> bracket_by_sample(const float* values, std::size_t m, 
   return {low, std::max(low, sample[high_rank - 1])};
 }
 
-// The last step: the n kept entries not dropped, in order, to `to` (room for one more than
-// those kept). Every entry is written at the next free place, dropped or not: no branch.
+// Where the selection ends: its last entry's key and index. A union entry is kept if it is not
+// after that one in the selection order (larger key, then smaller index). Keys are never negative,
+// so a key of -1 keeps everything.
+struct Cut {
+  AbsKey key;
+  std::uint32_t index;
+};
+
+inline std::uint8_t not_after(Cut cut, float value, std::uint32_t index) {
+  const AbsKey key = abs_key(value);
+  return static_cast<std::uint8_t>((key > cut.key) | ((key == cut.key) & (index <= cut.index)));
+}
+
+// The last step: the n kept entries not after the cut, in order, to `to` (room for n + 16). Every
+// entry is written at the next free place, kept or not: no branch.
 template <bool Tagged>
-void write_kept(Entries from, const std::uint8_t* __restrict dropped, std::size_t n, Entries to) {
+void write_kept(Entries from, Cut cut, std::size_t n, Entries to) {
   std::size_t w = 0, t = 0;
   if (detail::avx512_merge_enabled()) {
-    t = detail::write_kept_blocks_avx512(with_tags<Tagged>(from), dropped, n, with_tags<Tagged>(to),
-                                         w);
+    t = detail::write_kept_blocks_avx512(with_tags<Tagged>(from), n, cut.key, cut.index,
+                                         with_tags<Tagged>(to), w);
   }
   const std::uint32_t* __restrict ki = from.indices;
   const float* __restrict kv = from.values;
@@ -265,7 +278,7 @@ void write_kept(Entries from, const std::uint8_t* __restrict dropped, std::size_
     oi[w] = ki[t];
     ov[w] = kv[t];
     if constexpr (Tagged) ot[w] = kt[t];
-    w += dropped[t] ^ 1u;
+    w += not_after(cut, kv[t], ki[t]);
   }
 }
 
@@ -308,22 +321,8 @@ struct MergeScratch {
   std::vector<AbsKey> sample;
   std::vector<std::uint64_t> bracket;
   std::vector<std::uint32_t> histogram;
-  std::vector<std::uint8_t> dropped;
   std::vector<std::uint32_t> shared;
 };
-
-// Where the selection ends: its last entry's key and index. A union entry is kept if it is not
-// after that one in the selection order (larger key, then smaller index). Keys are never negative,
-// so a key of -1 keeps everything.
-struct Cut {
-  AbsKey key;
-  std::uint32_t index;
-};
-
-inline std::uint8_t not_after(Cut cut, float value, std::uint32_t index) {
-  const AbsKey key = abs_key(value);
-  return static_cast<std::uint8_t>((key > cut.key) | ((key == cut.key) & (index <= cut.index)));
-}
 
 // marks[i]: whether the i-th entry of `side`, one of the merge's inputs, has its index in `out`.
 // An entry whose index only one input holds is in the union as it is, so its own key and index
@@ -403,26 +402,21 @@ void merge_keep_k_impl(SparseView a, const std::uint32_t* a_tags, SparseView b,
     bracketed = gather_bracket(s.kept_values.data(), n, high, s.bracket.data(), above);
   }
 
-  // The bracket's first k - above in the selection order are kept; the rest of it is dropped.
-  s.dropped.assign(n, 0);
+  // The bracket's first k - above in the selection order are kept, and the last of them is the
+  // cut: exactly k entries are not after it, since the kept entries' indices are unique.
   Cut cut{-1, 0};
   if (union_size > k) {
     const std::uint64_t last_kept =
         rth_largest(s.bracket.data(), bracketed, k - above, low, high, s.histogram);
     cut = {static_cast<AbsKey>(last_kept >> 32),
            s.kept_indices[0xffffffffu - static_cast<std::uint32_t>(last_kept)]};
-    for (std::size_t j = 0; j < bracketed; ++j) {  // entries are unique: r of them are kept
-      const std::uint64_t entry = s.bracket[j];
-      s.dropped[0xffffffffu - static_cast<std::uint32_t>(entry)] =
-          static_cast<std::uint8_t>(entry < last_kept);
-    }
   }
   const std::size_t size = std::min(union_size, k);
   // Room for what write_kept writes past the last entry kept: one entry, or a block of 16.
   out.values.resize(n + 16);
   out.indices.resize(n + 16);
   if constexpr (Tagged) out_tags->resize(n + 16);
-  write_kept<Tagged>(kept, s.dropped.data(), n,
+  write_kept<Tagged>(kept, cut, n,
                      {out.indices.data(), out.values.data(), Tagged ? out_tags->data() : nullptr});
   out.values.resize(size);
   out.indices.resize(size);

@@ -516,6 +516,33 @@ TEST(MergeKeepK, LargeUnionsMatchTheReference) {
   }
 }
 
+// Sets whose indices do not interleave evenly: one all below or all above the other, one far
+// smaller, one empty. The merge cuts the union at a's middle entry into runs it interleaves, so
+// a run can lack one side or all of it.
+TEST(MergeKeepK, LopsidedSetsMatchTheReference) {
+  std::mt19937 rng(20);
+  const auto shifted = [](SparseSet s, std::uint32_t by) {
+    for (std::uint32_t& i : s.indices) i += by;
+    return s;
+  };
+  const SparseSet low = random_set(rng, 3'000, 100'000, false);
+  const SparseSet high = shifted(random_set(rng, 3'000, 100'000, false), 100'000);
+  const SparseSet few = random_set(rng, 40, 200'000, false);
+  const SparseSet middle = shifted(random_set(rng, 1'500, 50'000, false), 75'000);
+  const std::pair<SparseSet, SparseSet> pairs[] = {
+      {low, high},   {high, low},   {few, low},          {low, few},
+      {middle, low}, {low, middle}, {SparseSet{}, high}, {high, SparseSet{}}};
+  for (std::size_t p = 0; p < std::size(pairs); ++p) {
+    const auto& [a, b] = pairs[p];
+    for (const std::size_t k : {1, 1'000, 3'000, 7'000}) {
+      SparseSet out;
+      merge_keep_k(a, b, k, out);
+      SCOPED_TRACE(testing::Message() << "pair " << p << " k " << k);
+      expect_same(out, reference_merge(a, b, k));
+    }
+  }
+}
+
 // A sample that misjudges the k-th: the strided positions the merge samples hold small values,
 // the others large ones, so the bracket around the sampled k-th holds too few; the exact answer
 // comes from the full selection instead.
