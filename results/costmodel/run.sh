@@ -6,7 +6,7 @@
 #      (`commsgd-report simulate calibration` lists them);
 #   2. the emulated-network sweep: dense, topk, gtopk, gaussiank, sgp, osgp and dpsgd on the
 #      digits set (mlp 64-2048-10, d = 153 610, ρ = 0.001), 2 and 4 ranks on emulated hosts
-#      with 100mbit and 1gbit links, 60 iterations each;
+#      with 100mbit and 1gbit links, 110 iterations each (ten steady windows of ten);
 #   3. ResNet-20 (batch 32) and VGG-16 (batch 128) at P = 1, dense, topk and gtopk: the time
 #      besides communication (compute, selection) the scaling predictions start from.
 # Writes calibration.md (the medians the model takes), check.md (predicted against measured
@@ -67,10 +67,13 @@ for net in "${networks[@]}"; do
         osgp) timing=() ;;
         *) timing=(--barrier-before-communicate) ;;
       esac
+      # Ten steady windows (the first of eleven is warm-up): one window that a process spends in
+      # a slow mode (twice the others' time, now and then on this 2-core machine) moves the
+      # run's mean by a tenth, where with five it moved it by a fifth.
       echo "== $algo, $p ranks, emulated:$net"
       "$root/jobs/local/launch.sh" -n "$p" --network "emulated:$net" -- \
         "$train" --config "$root/configs/digits.toml" --algo "$algo" --mlp-hidden "$hidden" \
-        --max-steps 60 --log-every 10 --threads 1 "${timing[@]}" --db "$db" --quiet
+        --max-steps 110 --log-every 10 --threads 1 "${timing[@]}" --db "$db" --quiet
     done
   done
 done
