@@ -105,6 +105,7 @@ std::map<std::string, Link> calibrated_links(const Connection& db) {
     Link& link = links[network];
     link.exchange = fitted(exchange) ? exchange : one_way;
     link.one_way = one_way;
+    link.follow_on_extra = follow_on_extra(link.exchange, m.by_size("collective_steps_seconds"));
     // Calibrations since the ping-pong has an after-idle sweep measured the burst too.
     if (after_idle.alpha > 0 && m.values.contains("burst_bytes")) {
       link.after_idle = after_idle;

@@ -57,6 +57,15 @@ Link plain_link(double alpha, double beta) {
   return link;
 }
 
+std::vector<std::pair<double, double>> follow_on_extra(
+    const MessageTime& exchange, const std::vector<std::pair<double, double>>& two_steps) {
+  std::vector<std::pair<double, double>> extra;
+  for (const auto& [bytes, seconds] : two_steps) {
+    extra.emplace_back(bytes, std::max(0.0, seconds - 2 * exchange.seconds(bytes)));
+  }
+  return extra;
+}
+
 double MessageTime::seconds(double bytes) const {
   if (measured.empty() || bytes > measured.back().first) return alpha + beta * bytes;
   return interpolated(measured, bytes);
@@ -83,6 +92,16 @@ double Transfers::one_way(double bytes, int times) {
   double seconds = 0;
   for (int message = 0; message < times; ++message) seconds += one_way_once(bytes);
   return seconds;
+}
+
+double Transfers::follow_on(double bytes, int times) {
+  const std::vector<std::pair<double, double>>& extra = link_.follow_on_extra;
+  // Beyond the largest size measured, in proportion to the bytes: a share of them serialized.
+  const double each = extra.empty() ? 0
+                      : bytes > extra.back().first
+                          ? extra.back().second * bytes / extra.back().first
+                          : interpolated(extra, bytes);
+  return exchange(bytes, times) + times * each;
 }
 
 double Transfers::exchange_once(double bytes) {

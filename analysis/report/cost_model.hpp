@@ -43,6 +43,11 @@ struct Link {
   // is idle the bucket refills at the link's rate, 1/exchange.beta, up to `burst_bytes`, and as
   // many bytes as it holds pass at the hosts' speed. 0: a wire, every byte at the link's rate.
   double burst_bytes = 0;
+  // What an Open MPI collective's exchange costs beyond `exchange` when it follows another of the
+  // same collective (its receive posted first; over TCP, beyond the eager limit, the two
+  // directions of such a step now and then go one after the other): (bytes, seconds), bytes
+  // ascending, from the ping-pong's two receive-first steps. Empty: nothing more.
+  std::vector<std::pair<double, double>> follow_on_extra;
 
   double message_seconds(double bytes) const { return exchange.seconds(bytes); }
   double one_way_seconds(double bytes) const {
@@ -64,6 +69,9 @@ class Transfers {
   // or one way.
   double exchange(double bytes, int times = 1);
   double one_way(double bytes, int times = 1);
+  // Exchanges that each follow another step of the same collective: an exchange and the link's
+  // follow_on_extra.
+  double follow_on(double bytes, int times = 1);
 
  private:
   double exchange_once(double bytes);
@@ -74,6 +82,11 @@ class Transfers {
   double first_latency_ = 0;  // its latency
   double tokens_ = 0;         // bytes in the bucket
 };
+
+// Link::follow_on_extra from the ping-pong's two receive-first steps at each size (bytes,
+// seconds of both): what they took beyond two exchanges of the size, none where they took less.
+std::vector<std::pair<double, double>> follow_on_extra(
+    const MessageTime& exchange, const std::vector<std::pair<double, double>>& two_steps);
 
 // A link of α and β in both directions, measured at no size (--alpha and --beta, the papers').
 Link plain_link(double alpha, double beta);

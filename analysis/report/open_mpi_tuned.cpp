@@ -134,14 +134,15 @@ double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, Transfer
     case AllreduceAlgorithm::nonoverlapping:  // down a tree and back up, one way at a time
       return link.one_way(n, 2 * ceil_log2(p));
     case AllreduceAlgorithm::recursive_doubling:
-      return link.one_way(n, folds) + link.exchange(n, floor_log2(p)) + link.one_way(n, folds);
+      return link.one_way(n, folds) + link.exchange(n) + link.follow_on(n, floor_log2(p) - 1) +
+             link.one_way(n, folds);
     case AllreduceAlgorithm::ring:
-      return link.exchange(n / p, 2 * (p - 1));
+      return link.exchange(n / p) + link.follow_on(n / p, 2 * (p - 1) - 1);
     case AllreduceAlgorithm::rabenseifner: {
       // Halving exchanges n/2, n/4, ... down to n/q; doubling the same back up.
-      double seconds = link.one_way(n, folds);
-      for (int step = 1; step <= floor_log2(p); ++step) seconds += link.exchange(n / (1 << step));
-      for (int step = floor_log2(p); step >= 1; --step) seconds += link.exchange(n / (1 << step));
+      double seconds = link.one_way(n, folds) + link.exchange(n / 2);
+      for (int step = 2; step <= floor_log2(p); ++step) seconds += link.follow_on(n / (1 << step));
+      for (int step = floor_log2(p); step >= 1; --step) seconds += link.follow_on(n / (1 << step));
       return seconds + link.one_way(n, folds);
     }
   }
@@ -156,17 +157,17 @@ double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, Transf
       return link.one_way(m, p - 1) + link.one_way(p * m, ceil_log2(p));
     case AllgathervAlgorithm::bruck: {
       // step i passes on the 2^i blocks gathered so far (the last one what is still missing)
-      double seconds = 0;
-      for (int have = 1; have < p; have *= 2) {
-        seconds += link.exchange(std::min(have, p - have) * m);
+      double seconds = link.exchange(m);
+      for (int have = 2; have < p; have *= 2) {
+        seconds += link.follow_on(std::min(have, p - have) * m);
       }
       return seconds;
     }
     case AllgathervAlgorithm::ring:
-      return link.exchange(m, p - 1);
-    case AllgathervAlgorithm::neighbor_exchange:
-      if (p % 2 != 0) return link.exchange(m, p - 1);             // Open MPI runs the ring
-      return link.exchange(m) + link.exchange(2 * m, p / 2 - 1);  // one block, then two a step
+      return link.exchange(m) + link.follow_on(m, p - 2);
+    case AllgathervAlgorithm::neighbor_exchange:  // one block, then two a step; odd P: the ring
+      if (p % 2 != 0) return link.exchange(m) + link.follow_on(m, p - 2);
+      return link.exchange(m) + link.follow_on(2 * m, p / 2 - 1);
     case AllgathervAlgorithm::two_procs:
       return link.exchange(m);
   }

@@ -36,7 +36,7 @@ AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank);
 
 // Seconds for the algorithm, every rank's link alike: the steps of the critical path in order,
 // each priced as one message of its size, an exchange or one way (Transfers; α + β·bytes on a
-// plain link).
+// plain link); an exchange after the collective's first as a follow-on step (Transfers::follow_on).
 double allreduce_seconds(AllreduceAlgorithm algorithm, int ranks, double bytes, Transfers& link);
 double allgatherv_seconds(AllgathervAlgorithm algorithm, int ranks, double bytes_per_rank,
                           Transfers& link);

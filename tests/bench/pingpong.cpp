@@ -77,6 +77,32 @@ double exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats
   });
 }
 
+// Two exchanges of `bytes` one after the other as an Open MPI collective makes its steps: the
+// receive posted first, then the send (its coll/base send-receive; commsgd's own exchanges above
+// send first). Over TCP a message beyond the transport's eager limit (64 kB) goes by rendezvous,
+// and in the second step the two directions now and then go one after the other (results/
+// README.md, "Why dense's allreduce costs more than two exchanges"). Which step does is random,
+// so the price of a step is the mean over the repeats, not the median. Each pair starts behind a
+// barrier, as a training step's collective does: back to back, the ranks start a pair as far
+// apart as the last one left them, and then its first step serialized too (two steps of 256 kB
+// at 100 Mbit/s took 84 ms, four times one).
+double collective_steps_seconds(comm::Communicator& comm, std::size_t bytes, int repeats) {
+  std::vector<std::byte> message(bytes), received(bytes);
+  const int peer = 1 - comm.rank();
+  const comm::Outgoing send{message.data(), bytes, peer};
+  const comm::Incoming receive{received.data(), bytes, peer};
+  std::vector<double> times;
+  for (int i = 0; i <= repeats; ++i) {
+    comm.barrier();
+    const algorithms::Stopwatch watch;
+    if (comm.rank() < 2) {
+      for (int step = 0; step < 2; ++step) comm.send_receive({&send, 1}, {&receive, 1});
+    }
+    if (i > 0) times.push_back(watch.seconds());
+  }
+  return std::accumulate(times.begin(), times.end(), 0.0) / repeats;
+}
+
 // The same exchange as a training step of two ranks makes it: ranks 0 and 1 compute for `idle`
 // seconds, meet at a barrier (as --barrier-before-communicate) and exchange; only the exchange is
 // timed. The link has idled meanwhile, so a shaped link's token bucket has refilled, up to its
@@ -184,12 +210,14 @@ void print_samples(const std::string& what, const std::vector<Sample>& samples) 
 void run(const Settings& s) {
   comm::MpiCommunicator comm;
   if (comm.size() < 2) throw std::runtime_error("pingpong needs at least 2 ranks");
-  std::vector<Sample> one_way, both_ways, after_idle;
+  std::vector<Sample> one_way, both_ways, collective_steps, after_idle;
   for (std::size_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) {
     comm.barrier();
     one_way.push_back({bytes, one_way_seconds(comm, bytes, s.round_trips)});
     comm.barrier();
     both_ways.push_back({bytes, exchange_seconds(comm, bytes, s.round_trips)});
+    comm.barrier();
+    collective_steps.push_back({bytes, collective_steps_seconds(comm, bytes, s.round_trips)});
     after_idle.push_back({bytes, after_idle_exchange_seconds(comm, bytes, s.idle_repeats,
                                                              s.idle_ms / 1e3, s.compute_hidden)});
   }
@@ -212,6 +240,8 @@ void run(const Settings& s) {
                             s.round_trips),
                 one_way);
   print_samples("rank 0 <-> rank 1 at once (exchange), median", both_ways);
+  print_samples("two exchanges as a collective's steps (receive first, after a barrier), mean",
+                collective_steps);
   print_samples(fmt::format("exchange after {} ms of computation (MLP 64-{}-10), mean of {}",
                             s.idle_ms, s.compute_hidden, s.idle_repeats),
                 after_idle);
@@ -244,6 +274,7 @@ void run(const Settings& s) {
   // Each size's time too: the cost model prices a message within these sizes by them.
   for (const auto& [name, samples] :
        {std::pair{"one_way_seconds", &one_way}, std::pair{"exchange_seconds", &both_ways},
+        std::pair{"collective_steps_seconds", &collective_steps},
         std::pair{"after_idle_exchange_seconds", &after_idle}}) {
     for (const Sample& x : *samples) {
       nlohmann::json sized = params;

@@ -132,6 +132,35 @@ TEST(OpenMpiTuned, EachAlgorithmIsPricedByItsSteps) {
   EXPECT_DOUBLE_EQ(allgatherv(G::two_procs, 2, m, kLink), 0.001 + 0.00008);
 }
 
+// An Open MPI collective's exchanges after its first are follow-on steps: each costs the link's
+// follow_on_extra more (interpolated, in proportion beyond the largest size measured). The
+// extra is what the ping-pong's two receive-first steps took beyond two exchanges.
+TEST(CostModel, ACollectivesStepsAfterItsFirstPayTheFollowOnExtra) {
+  Link link = kLink;
+  link.follow_on_extra = {{1000, 0.0005}, {4000, 0.002}};
+  using R = AllreduceAlgorithm;
+  // Rabenseifner, P = 2: an exchange of n/2, then a follow-on of n/2 (0.001 extra at 2000 bytes).
+  EXPECT_DOUBLE_EQ(allreduce(R::rabenseifner, 2, 4000, link), 0.003 + 0.003 + 0.001);
+  // Ring, P = 4: six steps of 1000 bytes, five of them follow-ons.
+  EXPECT_DOUBLE_EQ(allreduce(R::ring, 4, 4000, link), 6 * 0.002 + 5 * 0.0005);
+  // Recursive doubling, P = 4: two exchanges of 8000 bytes, twice the largest size's extra.
+  EXPECT_DOUBLE_EQ(allreduce(R::recursive_doubling, 4, 8000, link), 2 * 0.009 + 0.004);
+  using G = AllgathervAlgorithm;
+  EXPECT_DOUBLE_EQ(allgatherv(G::two_procs, 2, 1000, link), 0.002);  // one step: no extra
+  EXPECT_DOUBLE_EQ(allgatherv(G::neighbor_exchange, 4, 1000, link), 0.002 + 0.003 + 0.001);
+  // Only the collectives' steps: gTop-k's rounds and the gossip are commsgd's own exchanges.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("gtopk", "gtopk", 4), link),
+                   communication_seconds(exchange("gtopk", "gtopk", 4), kLink));
+
+  link.exchange.measured = {{1000, 0.002}, {4000, 0.005}};
+  const auto extra = follow_on_extra(link.exchange, {{1000, 0.0045}, {4000, 0.0095}});
+  ASSERT_EQ(extra.size(), 2u);
+  EXPECT_EQ(extra[0].first, 1000);
+  EXPECT_DOUBLE_EQ(extra[0].second, 0.0005);
+  EXPECT_EQ(extra[1].first, 4000);
+  EXPECT_DOUBLE_EQ(extra[1].second, 0.0);  // faster than two exchanges: nothing
+}
+
 // A calibrated link prices a message within the measured sizes by the measurements: a shaped
 // link's burst passes small messages far faster than its fitted line says.
 TEST(CostModel, MeasuredSizesArePricedByTheirMeasurement) {
