@@ -245,7 +245,9 @@ void add_simulate(CLI::App& app) {
   auto [check, c] = add_kind("check",
                              "Predicted against measured seconds per iteration and of "
                              "communication for every selected run (link: the pingpong fit of the "
-                             "run's network, or --alpha/--beta)",
+                             "run's network, or --alpha/--beta); communication measured as the "
+                             "mean over the steady windows, and as their median, which a window "
+                             "the process was held up in does not move",
                              false);
   check->callback([c] {
     const Connection db = c->open();

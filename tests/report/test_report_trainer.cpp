@@ -3,6 +3,7 @@
 // every case checks a subcommand's numbers against SQL written here on the raw tables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/record/run_database.hpp"
@@ -190,6 +191,26 @@ TEST(ReportOnTrainerRuns, SimulateCheckPredictsCommunicationFromTheLink) {
     }
     expect_close(row["predicted_s"],
                  m["total_s"].get<double>() - m["communicate_s"].get<double>() + communication,
+                 key(m["algo"], p));
+    // The median over the steady windows, beside their mean.
+    std::vector<double> windows;
+    for (const json& w : query_json(db(),
+                                    "SELECT communicate_s_mean FROM steady_steps WHERE "
+                                    "run_id = '" +
+                                        row["run_id"].get<std::string>() + "'")) {
+      windows.push_back(w["communicate_s_mean"]);
+    }
+    ASSERT_GE(windows.size(), 1u);
+    std::sort(windows.begin(), windows.end());
+    const std::size_t half = windows.size() / 2;
+    const double median =
+        windows.size() % 2 == 1 ? windows[half] : (windows[half - 1] + windows[half]) / 2;
+    expect_close(row["communication_median_s"], median, key(m["algo"], p));
+    expect_close(row["communication_median_error"],
+                 (row["predicted_s"].get<double>() - row["measured_s"].get<double>() +
+                  row["communication_measured_s"].get<double>()) /
+                         median -
+                     1,
                  key(m["algo"], p));
     ++checked;
   }
