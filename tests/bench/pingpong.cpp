@@ -216,7 +216,6 @@ void run(const Settings& s) {
     one_way.push_back({bytes, one_way_seconds(comm, bytes, s.round_trips)});
     comm.barrier();
     both_ways.push_back({bytes, exchange_seconds(comm, bytes, s.round_trips)});
-    comm.barrier();
     collective_steps.push_back({bytes, collective_steps_seconds(comm, bytes, s.round_trips)});
     after_idle.push_back({bytes, after_idle_exchange_seconds(comm, bytes, s.idle_repeats,
                                                              s.idle_ms / 1e3, s.compute_hidden)});
