@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The α-β cost model (commsgd-report simulate) against measurement, on one machine:
 #   1. α and β of each emulated network, one way and exchanged both ways, back to back and after
-#      computation, and its token bucket's burst (commsgd-bench pingpong, five times); gTop-k's
-#      merge by k (commsgd-bench merge, three times). The model takes the medians
+#      computation, two exchanges as a collective's steps, and its token bucket's burst
+#      (commsgd-bench pingpong, five times); gTop-k's merge by k (commsgd-bench merge, three
+#      times). The model takes the medians
 #      (`commsgd-report simulate calibration` lists them);
 #   2. the emulated-network sweep: dense, topk, gtopk, gaussiank, sgp, osgp and dpsgd on the
 #      digits set (mlp 64-2048-10, d = 153 610, ρ = 0.001), 2 and 4 ranks on emulated hosts
