@@ -1,7 +1,8 @@
 #include "analysis/report/calibration.hpp"
 
-#include <algorithm>
 #include <vector>
+
+#include "analysis/report/median.hpp"
 
 namespace commsgd::report {
 namespace {
@@ -13,13 +14,6 @@ struct Measurements {
   std::map<std::string, std::vector<double>> values;
   std::map<std::string, std::map<double, std::vector<double>>> sized;  // name → size → seconds
 };
-
-// The middle value, or the mean of the middle two of an even count; `v` is not empty.
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t half = v.size() / 2;
-  return v.size() % 2 == 1 ? v[half] : (v[half - 1] + v[half]) / 2;
-}
 
 // The rows of `suite` by network ("" for a suite without one). The rows one benchmark run wrote
 // share their host and created_at: one calibration. A row with a size (its bytes, its k, or the

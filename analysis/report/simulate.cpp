@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "analysis/report/median.hpp"
 #include "analysis/report/reports.hpp"
 
 namespace commsgd::report {
@@ -31,20 +31,6 @@ struct MeasuredRun {
   double exposed() const { return on_thread ? wait : communicate; }
   double not_communicating() const { return total - exposed(); }
 };
-
-double mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (const double x : v) sum += x;
-  return sum / static_cast<double>(v.size());
-}
-
-// The middle value, or the mean of the middle two of an even count; 0 for none.
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t half = v.size() / 2;
-  return v.size() % 2 == 1 ? v[half] : (v[half - 1] + v[half]) / 2;
-}
 
 std::string text_of(const Value& v) {
   return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : std::string();
@@ -105,7 +91,7 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
   for (const Row& row : steps.rows) {
     windows[text_of(row[0])].emplace_back(as_double(row[1]), as_double(row[2]));
   }
-  for (MeasuredRun& m : out) {
+  for (MeasuredRun& m : out) {  // each has steady windows: time_breakdown is made of them
     std::vector<double> exposed;
     for (const auto& [communicate, wait] : windows[m.id]) {
       exposed.push_back(m.on_thread ? wait : communicate);
@@ -124,6 +110,12 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
 double predicted_seconds(const MeasuredRun& m, const Exchange& e, const Link& link) {
   const double computing = m.not_communicating();
   return computing + exposed_seconds(e, link, computing, kBackwardShare * m.forward_backward);
+}
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
 }
 
 // Per model and algorithm: the runs' mean selection time and their exchange (the last run's,
