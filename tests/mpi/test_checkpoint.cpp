@@ -213,8 +213,9 @@ TEST_F(TrainerRuns, SignalAfterTheLastCheckpointOpportunityLetsTheRunComplete) {
   const fs::path db = dir_ / "late.sqlite", ck = dir_ / "ck";
   // Two epochs, no steps row inside an epoch: the only checkpoint opportunity is between them,
   // and it is taken. Its files exist only once every rank has decided not to stop there. The
-  // signal must land while the second epoch runs: 16384 steps (about 4 s here, alone) leave the
-  // test's poll room to be late on a loaded machine running other tests beside it.
+  // signal must land while the second epoch runs: 16384 steps (about 4 s here) leave the test's
+  // poll room to be late on a slow machine. The test runs alone (tests/CMakeLists.txt): beside
+  // another MPI test, that epoch outlasted the trainer's 25 s stop grace.
   const std::vector<std::string> args = {COMMSGD_TRAIN,
                                          "--algo",
                                          "dense",
