@@ -104,6 +104,10 @@ double Transfers::follow_on(double bytes, int times) {
   return exchange(bytes, times) + times * each;
 }
 
+double Transfers::steps(double bytes, int count) {
+  return count > 0 ? exchange(bytes) + follow_on(bytes, count - 1) : 0;
+}
+
 double Transfers::exchange_once(double bytes) {
   if (!link_.after_idle) return link_.exchange.seconds(bytes);
   const double fast = std::min(bytes, tokens_);

@@ -72,6 +72,8 @@ class Transfers {
   // Exchanges that each follow another step of the same collective: an exchange and the link's
   // follow_on_extra.
   double follow_on(double bytes, int times = 1);
+  // A collective's `count` steps of one size, in a row: the first an exchange, the rest follow-ons.
+  double steps(double bytes, int count);
 
  private:
   double exchange_once(double bytes);

@@ -134,10 +134,9 @@ double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, Transfer
     case AllreduceAlgorithm::nonoverlapping:  // down a tree and back up, one way at a time
       return link.one_way(n, 2 * ceil_log2(p));
     case AllreduceAlgorithm::recursive_doubling:
-      return link.one_way(n, folds) + link.exchange(n) + link.follow_on(n, floor_log2(p) - 1) +
-             link.one_way(n, folds);
+      return link.one_way(n, folds) + link.steps(n, floor_log2(p)) + link.one_way(n, folds);
     case AllreduceAlgorithm::ring:
-      return link.exchange(n / p) + link.follow_on(n / p, 2 * (p - 1) - 1);
+      return link.steps(n / p, 2 * (p - 1));
     case AllreduceAlgorithm::rabenseifner: {
       // Halving exchanges n/2, n/4, ... down to n/q; doubling the same back up.
       double seconds = link.one_way(n, folds) + link.exchange(n / 2);
@@ -164,9 +163,9 @@ double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, Transf
       return seconds;
     }
     case AllgathervAlgorithm::ring:
-      return link.exchange(m) + link.follow_on(m, p - 2);
+      return link.steps(m, p - 1);
     case AllgathervAlgorithm::neighbor_exchange:  // one block, then two a step; odd P: the ring
-      if (p % 2 != 0) return link.exchange(m) + link.follow_on(m, p - 2);
+      if (p % 2 != 0) return link.steps(m, p - 1);
       return link.exchange(m) + link.follow_on(2 * m, p / 2 - 1);
     case AllgathervAlgorithm::two_procs:
       return link.exchange(m);
