@@ -1,8 +1,10 @@
 #include "trainer/device_comm.hpp"
 
-#include <cstdint>
-#include <span>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
+
+#include "trainer/setup_check.hpp"
 
 #ifdef COMMSGD_WITH_CUDA_COMM
 #include <cuda_runtime_api.h>
@@ -13,7 +15,7 @@
 #include "algorithms/comm/staged_backend.hpp"
 #include "kernels/cuda/device_array.hpp"
 #ifdef COMMSGD_WITH_NCCL
-#include "algorithms/comm/nccl_backend.hpp"
+#include "algorithms/comm/make_nccl_backend.hpp"
 #endif
 #endif
 
@@ -27,25 +29,45 @@ bool device_comm_built() {
 #endif
 }
 
+std::vector<GpuUuid> gather_gpu_uuids(comm::Communicator& comm, int device) {
+  GpuUuid mine{};
+#ifdef COMMSGD_WITH_CUDA_COMM
+  std::optional<std::string> error;
+  cudaDeviceProp properties{};
+  if (const cudaError_t status = cudaGetDeviceProperties(&properties, device);
+      status != cudaSuccess) {
+    error = std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(status);
+    (void)cudaGetLastError();  // read, so that no later call reports it as its own
+  }
+  agree_on_setup(comm, error);
+  static_assert(sizeof properties.uuid.bytes == sizeof mine);
+  std::memcpy(mine.data(), properties.uuid.bytes, sizeof mine);
+#else
+  (void)device;
+  throw std::logic_error("this commsgd-train was built without CUDA");
+#endif
+  std::vector<GpuUuid> all(static_cast<std::size_t>(comm.size()));
+  comm.allgather(mine.data(), all.data(), sizeof mine);
+  return all;
+}
+
 std::string attach_device_backend(comm::Communicator& comm, int device, bool own_gpu,
                                   double timeout_seconds) {
-  std::int64_t everyone_own = own_gpu ? 1 : 0;
-  comm.allreduce(std::span(&everyone_own, 1), comm::ReduceOp::min);
 #ifdef COMMSGD_WITH_CUDA_COMM
   // A device back end works on the device current when it is made; LibTorch sets the device
   // only around its own calls.
   kernels::cuda::check(cudaSetDevice(device), "cudaSetDevice");
 #ifdef COMMSGD_WITH_NCCL
-  if (everyone_own == 1) {
+  if (own_gpu) {
     const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
-    comm.attach_device_backend(std::make_unique<comm::NcclBackend>(comm, timeout));
+    comm.attach_device_backend(comm::make_nccl_backend(comm, timeout));
     return "nccl";
   }
 #endif
   comm.attach_device_backend(std::make_unique<comm::StagedBackend>(comm));
   return "mpi-staged";
 #else
-  (void)device, (void)timeout_seconds;
+  (void)device, (void)own_gpu, (void)timeout_seconds;
   throw std::logic_error("this commsgd-train was built without CUDA");
 #endif
 }

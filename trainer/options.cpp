@@ -145,6 +145,12 @@ void add_options(CLI::App& app, Options& o) {
                  "selectors or a gradient or norm study works on host copies over MPI. The run "
                  "record's backend column says which. Needs a LibTorch built with CUDA")
       ->group(run);
+  app.add_flag("--no-tf32", o.no_tf32,
+               "On a GPU of the Ampere generation or later, compute convolutions in full fp32: "
+               "LibTorch lets cuDNN use TF32 (a 10-bit mantissa) by default, as PyTorch does, "
+               "which moves results by about 1e-3 against --device cpu. For comparisons with "
+               "CPU runs; no effect on the CPU")
+      ->group(run);
   app.add_option_function<std::string>(
          "--stall-timeout",
          [&o](const std::string& text) { o.stall_timeout = parse_stall_timeout(text); },
@@ -483,6 +489,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["seed"] = o.seed;
   json["threads"] = o.threads;
   json["device"] = o.device;
+  json["no_tf32"] = o.no_tf32;
   json["bucket_mb"] = o.bucket_mb;
   json["wire_dtype"] = o.wire_dtype;
   json["density"] = o.density;

@@ -68,6 +68,9 @@ struct Options {
   std::uint64_t seed = 1;
   int threads = 0;             // 0: the node's cores shared among its ranks
   std::string device = "cpu";  // or cuda (each rank its node-local GPU), cuda:N
+  // On a GPU, convolutions in full fp32 rather than cuDNN's TF32 (LibTorch's default on Ampere
+  // and later).
+  bool no_tf32 = false;
   // Dense S-SGD
   double bucket_mb = 25;
   std::string wire_dtype = "fp32";  // or fp16, bf16

@@ -1,13 +1,16 @@
 #include "trainer/setup.hpp"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <fmt/core.h>
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "algorithms/catalog.hpp"
 #include "trainer/device_comm.hpp"
@@ -111,7 +114,16 @@ std::unique_ptr<data::BatchReader> make_reader(const Options& o, const data::Dat
 
 Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
   Setup s;
-  s.device = resolve_device(o.device, where.local_rank);
+  // Agreed on before anything collective: a rank that sees no GPU must not leave the others
+  // waiting in the exchange of GPU identities below.
+  std::optional<std::string> device_error;
+  try {
+    s.device = resolve_device(o.device, where.local_rank);
+  } catch (const UsageError& e) {
+    device_error = e.what();
+  }
+  agree_on_setup(comm, device_error);
+  if (s.device.is_cuda()) at::globalContext().setAllowTF32CuDNN(!o.no_tf32);
   const int cores_per_rank = std::max(
       1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, where.local_size));
   at::set_num_threads(o.threads > 0 ? o.threads : cores_per_rank);
@@ -139,8 +151,17 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
                        ": this commsgd-train was built without the CUDA toolkit, which it needs "
                        "to communicate buffers on the GPU");
     }
-    const bool own_gpu = where.local_size <= static_cast<int>(torch::cuda::device_count());
-    device_backend = attach_device_backend(comm, s.device.index(), own_gpu, o.comm_timeout);
+    const std::vector<GpuUuid> gpus = gather_gpu_uuids(comm, s.device.index());
+    const std::optional<SharedGpu> shared = find_shared_gpu(gpus);
+    if (shared && o.device != "cuda") {
+      const auto first = static_cast<std::size_t>(shared->first_rank);
+      throw UsageError(fmt::format(
+          "--device {}: ranks {} and {} would drive one GPU ({}), and NCCL takes one rank per "
+          "GPU; --device cuda gives each rank of a node the GPU of its node-local rank (ranks "
+          "beyond the node's GPUs then share them, over MPI)",
+          o.device, shared->first_rank, shared->second_rank, gpu_uuid_text(gpus[first])));
+    }
+    device_backend = attach_device_backend(comm, s.device.index(), !shared, o.comm_timeout);
   }
   s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
   // On a GPU, an algorithm written for device buffers works on the model's own; the others get

@@ -48,12 +48,15 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
 std::unique_ptr<data::BatchReader> make_reader(const Options& o, const data::Dataset& ds,
                                                bool training, int rank, std::size_t loader_threads);
 
-// Runs `step` on every rank and fails setup everywhere if it threw anywhere.
+// Runs `step` on every rank and fails setup everywhere if it threw anywhere. A SetupFailed from
+// `step` was agreed on by every rank already, and passes through as it is.
 template <class Step>
 void set_up_together(comm::Communicator& comm, Step&& step) {
   std::optional<std::string> error;
   try {
     step();
+  } catch (const SetupFailed&) {
+    throw;
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -24,6 +24,12 @@ std::size_t size_of(DataType type) {
   return 0;
 }
 
+Communicator::~Communicator() {
+  if (device_ != nullptr && std::uncaught_exceptions() > exceptions_at_construction_) {
+    device_->abort();
+  }
+}
+
 DeviceBackend* Communicator::device_for(Place place, const char* call) const {
   if (place.memory == Memory::host) return nullptr;
   if (device_ == nullptr) {

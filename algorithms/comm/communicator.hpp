@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -107,7 +108,8 @@ class DeviceBackend {
   // A back end of its own over `host`, a duplicate of the communicator this one serves.
   // Collective.
   virtual std::unique_ptr<DeviceBackend> duplicate(Communicator& host) = 0;
-  // Stops this rank's work that waits on peers, before the job is ended.
+  // Stops this rank's work that waits on peers at once, without waiting for them: before the job
+  // is ended, or when the rank fails. A back end destroyed without it may wait for its peers.
   virtual void abort() noexcept = 0;
 };
 
@@ -119,7 +121,10 @@ class DeviceBackend {
 // moves the bytes, so both are counted and watched the same way.
 class Communicator {
  public:
-  virtual ~Communicator() = default;
+  // Destroyed while an exception unwinds the stack (a failure on this rank), the device back end
+  // is aborted rather than finalized: finalizing waits for peers that may have stopped, for up
+  // to the back end's whole timeout, once per communicator (each communication thread has one).
+  virtual ~Communicator();
   Communicator() = default;
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -221,6 +226,9 @@ class Communicator {
 
   CommCounters counters_;
   std::unique_ptr<DeviceBackend> device_;
+  // How many exceptions were in flight when this communicator was made: more at its destruction
+  // means it is destroyed by unwinding.
+  int exceptions_at_construction_ = std::uncaught_exceptions();
 };
 
 }  // namespace commsgd::comm

@@ -1,5 +1,7 @@
 #include "algorithms/comm/nccl_backend.hpp"
 
+#include "algorithms/comm/make_nccl_backend.hpp"
+
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -48,6 +50,11 @@ cudaStream_t as_stream(void* stream) {
 
 }  // namespace
 
+std::unique_ptr<DeviceBackend> make_nccl_backend(Communicator& host,
+                                                 std::chrono::milliseconds timeout) {
+  return std::make_unique<NcclBackend>(host, timeout);
+}
+
 NcclBackend::NcclBackend(Communicator& host, std::chrono::milliseconds timeout)
     : host_(host), timeout_(timeout) {
   if (timeout <= std::chrono::milliseconds::zero()) {
@@ -73,9 +80,9 @@ NcclBackend::NcclBackend(Communicator& host, std::chrono::milliseconds timeout)
 }
 
 NcclBackend::~NcclBackend() {
-  if (comm_ == nullptr) return;  // aborted after an error
-  // Finalizing flushes what is still queued and waits for the peers, so it gets the timeout too.
-  // A destructor cannot throw; one that fails has been aborted by settle.
+  if (comm_ == nullptr) return;  // aborted: after an error, or by its Communicator's unwinding
+  // The ordinary end: finalizing flushes what is still queued and waits for the peers, so it
+  // gets the timeout too. A destructor cannot throw; one that fails has been aborted by settle.
   try {
     settle(ncclCommFinalize(comm_), "ncclCommFinalize");
   } catch (const std::exception&) {
@@ -186,7 +193,10 @@ void NcclBackend::synchronize(void* stream) {
     state = cudaStreamQuery(as_stream(stream));
     return state != cudaErrorNotReady;
   });
-  if (state != cudaSuccess) fail("cudaStreamQuery", cudaGetErrorString(state));
+  if (state != cudaSuccess) {
+    (void)cudaGetLastError();  // read here, so that no later launch reports it as its own
+    fail("cudaStreamQuery", cudaGetErrorString(state));
+  }
 }
 
 // One group: NCCL starts every send and receive together, so no pattern of peers can deadlock,

@@ -31,7 +31,7 @@ void to_device(void* device, const void* host, std::size_t bytes, void* stream) 
 StagedBackend::StagedBackend(Communicator& host) : host_(host.duplicate()) {}
 
 StagedBackend::~StagedBackend() {
-  if (pinned_ != nullptr) cudaFreeHost(pinned_);
+  if (pinned_ != nullptr) kernels::cuda::discard(cudaFreeHost(pinned_));
 }
 
 std::unique_ptr<DeviceBackend> StagedBackend::duplicate(Communicator& host) {

@@ -10,11 +10,26 @@
 
 namespace commsgd::kernels::cuda {
 
-// Throws std::runtime_error naming `what` and CUDA's description of the error.
+// CUDA keeps the error of a failed call as the "last error" until cudaGetLastError reads it, and
+// check_launch learns of a launch's failure only from there: so every failed call's error is read
+// where it happens, by check or, where nothing can be reported (a destructor), by discard, and
+// no earlier error is ever reported as a launch's.
+
+// Throws std::runtime_error naming `what` and CUDA's description of the error (read).
 void check(cudaError_t status, const char* what);
 
-// The first launch error of the kernels just enqueued (a bad configuration, no device), if any.
+// For a call whose failure cannot be reported (in a destructor): reads its error.
+void discard(cudaError_t status);
+
+// The launch error of the kernel just enqueued (a bad configuration, no device), if any.
 void check_launch(const char* what);
+
+// Makes the current device's default memory pool, which cudaMallocAsync draws on, keep what is
+// freed instead of handing it back to the driver at every synchronization (its release threshold
+// is 0 by default): a scratch buffer allocated and freed in every step then costs no driver
+// allocation after the first, as with LibTorch's caching allocator. Once per device; the rest
+// of a process's calls cost a lookup.
+void keep_freed_pool_memory();
 
 // From now on, work enqueued on `later` runs after the work enqueued on `earlier` so far (an
 // event; the host does not wait).
@@ -34,7 +49,7 @@ class DeviceArray {
   // Stream-ordered: work still queued on the stream finishes first. (A destructor cannot report
   // a failed free.)
   ~DeviceArray() {
-    if (data_ != nullptr) cudaFreeAsync(data_, stream_);
+    if (data_ != nullptr) discard(cudaFreeAsync(data_, stream_));
   }
   DeviceArray(DeviceArray&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)),
@@ -69,6 +84,7 @@ class DeviceArray {
     if (data_ != nullptr)
       check(cudaFreeAsync(std::exchange(data_, nullptr), stream_), "cudaFreeAsync");
     size_ = 0;
+    keep_freed_pool_memory();
     void* p = nullptr;
     check(cudaMallocAsync(&p, size * sizeof(T), stream_), "cudaMallocAsync");
     data_ = static_cast<T*>(p);

@@ -103,10 +103,10 @@ void DgcSelector::select(const float* x, std::size_t n, std::size_t k, DeviceSpa
 
 RandomSelector::~RandomSelector() {
   if (copied_ != nullptr) {
-    cudaEventSynchronize(copied_);
-    cudaEventDestroy(copied_);
+    discard(cudaEventSynchronize(copied_));
+    discard(cudaEventDestroy(copied_));
   }
-  if (picked_ != nullptr) cudaFreeHost(picked_);
+  if (picked_ != nullptr) discard(cudaFreeHost(picked_));
 }
 
 void RandomSelector::select(const float* x, std::size_t n, std::size_t k, std::uint64_t seed,

@@ -3,12 +3,14 @@
 // buffers. The same results, bit for bit where the arithmetic is the same (every case here but
 // Gaussian-k, whose threshold comes from sums in another order), and for the sparse family O(k)
 // bytes over the bus per step, not O(d). AD-PSGD, whose threads decide when pairs mix, is held
-// to what timing does not change: the bits of its directed rounds, the sum its pairs keep. Every
-// rank skips alike without a CUDA device.
+// to what timing does not change: the bits of its directed rounds, the sum its pairs keep. Where
+// NCCL was built, AD-PSGD also runs over it, evaluated while its gossip goes on. Every rank skips
+// alike without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -20,6 +22,9 @@
 #include "algorithms/catalog.hpp"
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/staged_backend.hpp"
+#ifdef COMMSGD_WITH_NCCL
+#include "algorithms/comm/nccl_backend.hpp"
+#endif
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/ops.hpp"
 #include "tests/gpu/cuda_devices.hpp"
@@ -207,6 +212,42 @@ TEST_F(DeviceRanks, SymmetricAdpsgdKeepsTheSumOfTheModelsOnTheDevice) {
   }
   EXPECT_LE(std::sqrt(distance / norm), 1e-5);
 }
+
+#ifdef COMMSGD_WITH_NCCL
+// AD-PSGD over NCCL, evaluated at each epoch's end while its gossip thread goes on exchanging on
+// a communicator of its own: the consensus average must not put a second communicator's
+// collective on the GPU beside the gossip's, which NCCL does not promise to progress (it goes
+// through host memory). A hang ends in the NCCL back end's timeout, as a failure.
+TEST(NcclRanks, SymmetricAdpsgdIsEvaluatedWhileItsGossipGoesOn) {
+  comm::MpiCommunicator comm;
+  if (const std::string missing = testing::no_gpu_per_rank(comm); !missing.empty()) {
+    GTEST_SKIP() << missing;
+  }
+  if (comm.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
+  int devices = 1;
+  check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  check(cudaSetDevice(comm.placement().local_rank % devices), "cudaSetDevice");
+  comm.attach_device_backend(std::make_unique<comm::NcclBackend>(comm, std::chrono::seconds(60)));
+  AlgorithmConfig config;
+  config.algo = "adpsgd";
+  const std::unique_ptr<Algorithm> adpsgd = make_algorithm(config, comm);
+  kernels::ops::Storage<float> params;
+  params.resize(kD, kernels::cuda_place(nullptr));
+  kernels::ops::copy_from_host(gradient(comm.rank(), 99), params.buffer());
+  adpsgd->begin_training(params.buffer());
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    for (long done = 0; adpsgd->next_iteration(done, 20); ++done) {
+      adpsgd->before_step(params.buffer());
+      adpsgd->after_step(params.buffer());
+    }
+    adpsgd->begin_evaluation(params.buffer(), false);
+    ASSERT_TRUE(adpsgd->consensus_distance());
+    EXPECT_TRUE(std::isfinite(*adpsgd->consensus_distance()));
+    adpsgd->end_evaluation(params.buffer());
+  }
+  adpsgd->end_training();
+}
+#endif
 
 }  // namespace
 }  // namespace commsgd::algorithms

@@ -60,25 +60,6 @@ class DeviceBuffer {
   std::size_t size_;
 };
 
-// Empty when every rank has a CUDA device of its own (NCCL refuses two ranks of one communicator
-// on one device), else why not. Collective: every rank takes the same decision.
-std::string missing_devices(MpiCommunicator& mpi) {
-  const int ranks = mpi.placement().local_size;
-  int devices = 0;
-  const cudaError_t error = cudaGetDeviceCount(&devices);
-  if (error != cudaSuccess) devices = 0;
-  std::int64_t enough = devices >= ranks ? 1 : 0;
-  mpi.allreduce(std::span(&enough, 1), ReduceOp::min);
-  if (enough == 1) return "";
-  if (devices >= ranks) return "needs one CUDA device per rank: another node has too few";
-  std::string why = "needs one CUDA device per rank: " + std::to_string(devices) +
-                    " device(s) for " + std::to_string(ranks) + " rank(s)";
-  if (error != cudaSuccess) {
-    why += std::string(" (cudaGetDeviceCount: ") + cudaGetErrorString(error) + ")";
-  }
-  return why;
-}
-
 // What every rank q contributes at index i, for expected values computed on the host.
 template <class Value>
 auto contribution(int q, std::size_t n, Value value) {
@@ -92,7 +73,7 @@ class DeviceBackends : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     const bool nccl = GetParam() == "nccl";
-    if (const std::string missing = nccl ? missing_devices(mpi_) : testing::no_cuda_device(mpi_);
+    if (const std::string missing = nccl ? testing::no_gpu_per_rank(mpi_) : testing::no_cuda_device(mpi_);
         !missing.empty()) {
       GTEST_SKIP() << missing;
     }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -98,8 +99,14 @@ class CudaKernels : public ::testing::Test {
     }
     cuda::check(cudaStreamCreate(&stream_), "cudaStreamCreate");
   }
+  // The fixture's buffers are freed on stream_ (stream-ordered), so they go first; then every
+  // error the test's work left on the stream shows here, not in the next test.
   void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    out_ = cuda::DeviceSparseSet{};
+    if (stream_ == nullptr) return;
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(stream_), cudaSuccess);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "an error no call of the test read";
   }
 
   // Runs both selectors on x and expects the same set; returns the CPU's.
@@ -445,6 +452,37 @@ TEST_F(CudaKernels, DenseOperationsAreTheCpus) {
     cuda::from_half(bits.data(), dback.data(), d, bf16, stream_);
     expect_bits(back, dback.download(stream_), "from half");
   }
+}
+
+// Every kernel wrapper's scratch (squared_distance's one-double result, a selector's buffers) is
+// freed after the call: the device's pool must keep that memory, not hand it back to the driver
+// at the next synchronization, so that a step's calls cost no driver allocation.
+TEST_F(CudaKernels, FreedScratchStaysInTheDevicesPoolAcrossSynchronizations) {
+  constexpr std::uint64_t kBytes = 64u << 20;
+  { const cuda::DeviceArray<std::byte> scratch(kBytes, stream_); }
+  cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  int device = 0;
+  cuda::check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaMemPool_t pool = nullptr;
+  cuda::check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  std::uint64_t reserved = 0, threshold = 0;
+  cuda::check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved),
+              "cudaMemPoolGetAttribute");
+  cuda::check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+              "cudaMemPoolGetAttribute");
+  EXPECT_GE(reserved, kBytes) << "the pool gave the freed buffer back at the synchronization";
+  EXPECT_EQ(threshold, std::numeric_limits<std::uint64_t>::max());
+}
+
+// A failed call's error is read where it fails, so the next launch does not report it as its own.
+TEST_F(CudaKernels, AFailedCallsErrorIsNotTheNextLaunchs) {
+  int devices = 0;
+  cuda::check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  EXPECT_THROW(cuda::check(cudaSetDevice(devices), "cudaSetDevice past the last device"),
+               std::runtime_error);
+  const std::vector<float> x = normal_vector(1000, 46);
+  DeviceVector dx(x, stream_);
+  EXPECT_NO_THROW(cuda::scale(dx.data(), x.size(), 2.0f, stream_));
 }
 
 // Checked on the host before anything is enqueued, so these need no device.
