@@ -3,9 +3,9 @@
 # node's image usually lacks, for a machine that cannot reach a package archive (a lent GPU node,
 # an air-gapped cluster): Open MPI with the libraries it loads, and the headers and libraries of
 # CLI11, fmt, SQLite, nlohmann-json, toml++, libjpeg-turbo, GoogleTest and zlib. The compiler,
-# CMake, Ninja, CUDA and LibTorch are the node's own. Copy DIR there and run
-#   scripts/gpu-check.sh --deps DIR
-# which unpacks them into a private prefix; nothing is installed into the system.
+# CMake, Ninja, CUDA and LibTorch are the node's own. scripts/gpu-prepare.sh puts them in the
+# folder it carries to a GPU machine, where scripts/gpu-check.sh unpacks them into a private
+# prefix; nothing is installed into the system.
 #
 # Base libraries every Linux has (libc, libstdc++, zlib, libudev, libatomic) are left out on
 # purpose: the node's own are newer, and an older copy first on the library path breaks them.
