@@ -24,6 +24,7 @@
 #include "trainer/run_info.hpp"
 #include "trainer/setup.hpp"
 #include "trainer/setup_check.hpp"
+#include "trainer/sgd_optimizer.hpp"
 #include "trainer/stall_watchdog.hpp"
 #include "trainer/step_metrics.hpp"
 #include "trainer/termination.hpp"
@@ -65,7 +66,11 @@ class TrainingLoop {
         progress_(rank0_ && !o.quiet, epochs_, total_iterations_),
         momentum_(torch::zeros({static_cast<std::int64_t>(s.flat->params().size())},
                                torch::device(s.flat->params().on_host() ? torch::kCPU : s.device))),
-        decay_stretches_(decay_stretches(*s.model, o.no_decay_bn_bias)) {
+        optimizer_({.momentum = o.momentum,
+                    .weight_decay = o.weight_decay,
+                    .nesterov = o.nesterov,
+                    .clip_grad_norm = o.clip_grad_norm},
+                   decay_stretches(*s.model, o.no_decay_bn_bias)) {
     const auto b = static_cast<std::int64_t>(o.batch_size);
     if (s.train_streams) {
       const auto bptt = static_cast<std::int64_t>(o.bptt);
@@ -240,27 +245,45 @@ class TrainingLoop {
   // One iteration: batch, forward and backward, the algorithm's synchronization, the update.
   // `batch`: which of this rank's batches of the epoch.
   IterationSample step(int epoch, long iteration, long batch) {
-    FlatParameters& flat = *s_.flat;
-    algorithms::Algorithm& algorithm = *s_.algorithm;
+    const algorithms::AlgorithmStats before = s_.algorithm->stats();
     IterationSample sample;
-    const algorithms::AlgorithmStats before = algorithm.stats();
     Stopwatch phase, whole;
+    read_batch(batch);
+    sample.data_s = phase.restart();
+    sample.loss = forward_backward(iteration);
+    sample.forward_backward_s = phase.restart();
+    s_.algorithm->synchronize_gradients(s_.flat->grads());
+    phase.restart();
+    take_studies(epoch, iteration, phase);
+    update(epoch, iteration);
+    sample.update_s = phase.restart();
+    const algorithms::AlgorithmStats after = s_.algorithm->stats();
+    sample.total_s = whole.seconds() - (after.measure_seconds - before.measure_seconds);
+    add_algorithm_figures(sample, before, after);
+    return sample;
+  }
 
+  void read_batch(long batch) {
     if (s_.train_streams) {
       s_.train_streams->read(static_cast<std::size_t>(batch), tokens_, labels_);
     } else {
       const auto b = static_cast<std::size_t>(o_.batch_size);
       train_reader_->read(static_cast<std::size_t>(batch) * b, b, features_, labels_);
     }
-    sample.data_s = phase.restart();
+  }
 
+  // Forward and backward on the batch read, with the NaN policy on this rank's loss and gradient;
+  // returns the loss.
+  double forward_backward(long iteration) {
+    FlatParameters& flat = *s_.flat;
+    algorithms::Algorithm& algorithm = *s_.algorithm;
     flat.zero_grads();
     flat.params_to_device();
     const torch::Tensor y = y_.to(s_.device);
     const torch::Tensor logits = s_.model->forward(x_.to(s_.device));
     const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
-    sample.loss = loss.item<double>();
-    if (std::isfinite(sample.loss)) {
+    const double value = loss.item<double>();
+    if (std::isfinite(value)) {
       algorithm.begin_backward(flat.grads());
       loss.backward();
       if (iteration == 0) flat.check_grads_in_place();
@@ -270,63 +293,57 @@ class TrainingLoop {
     // A NaN or Inf would silently ruin the model (and, in a residual, never leave it): stop with
     // an error, or with skip-step leave this batch out: the rank contributes a zero gradient.
     // An algorithm overlapping backward has sent the gradient already; it keeps no residual,
-    // and a non-finite synchronized update is skipped below.
-    if (!std::isfinite(sample.loss) || (skip_nonfinite_ && !algorithm.overlaps_backward() &&
-                                        !std::isfinite(kernels::ops::squared_norm(flat.grads())))) {
+    // and a non-finite synchronized update is skipped by update().
+    if (!std::isfinite(value) || (skip_nonfinite_ && !algorithm.overlaps_backward() &&
+                                  !std::isfinite(kernels::ops::squared_norm(flat.grads())))) {
       const std::string what =
           fmt::format("non-finite {} at iteration {} (loss {})",
-                      std::isfinite(sample.loss) ? "gradient" : "loss", iteration, sample.loss);
+                      std::isfinite(value) ? "gradient" : "loss", iteration, value);
       if (!skip_nonfinite_) throw std::runtime_error(what + kNonFiniteHint);
       skipped(what + ": this rank's batch is left out");
       flat.zero_grads();
     } else {
       const auto rows = static_cast<double>(labels_.size());  // samples, or tokens
-      train_sums_[0] += sample.loss * rows;
+      train_sums_[0] += value * rows;
       train_sums_[1] += logits.argmax(1).eq(y).sum().item<double>();
       train_sums_[2] += rows;
     }
-    sample.forward_backward_s = phase.restart();
+    return value;
+  }
 
-    algorithm.synchronize_gradients(flat.grads());
-    phase.restart();
-    if (std::optional<algorithms::GradStats> g = algorithm.take_grad_stats()) {
+  // The gradient and norm studies the algorithm took while synchronizing, kept for the record;
+  // their time is not the update's.
+  void take_studies(int epoch, long iteration, Stopwatch& phase) {
+    if (std::optional<algorithms::GradStats> g = s_.algorithm->take_grad_stats()) {
       pending_grad_stats_.push_back(grad_stats_row(*g, iteration, epoch));
-      phase.restart();  // not part of the update
+      phase.restart();
     }
-    if (std::optional<algorithms::NormStudy> n = algorithm.take_norm_study()) {
+    if (std::optional<algorithms::NormStudy> n = s_.algorithm->take_norm_study()) {
       pending_norm_study_.push_back({iteration, epoch, n->dense_norm, n->dense_std,
                                      n->selected_distance, n->randk_distance, n->bound});
     }
+  }
 
-    // After synchronization the update is the same on every rank of a synchronous algorithm, so
-    // they all stop, or skip, at the same step. Gossip ranks still mix (after_step), so that
-    // their exchanges stay paired.
-    const double norm = std::sqrt(kernels::ops::squared_norm(flat.grads()));
-    algorithm.before_step(flat.params());
-    if (std::isfinite(norm)) {
-      if (o_.clip_grad_norm > 0 && norm > o_.clip_grad_norm) {
-        kernels::ops::scale(flat.grads(), static_cast<float>(o_.clip_grad_norm / norm));
-      }
-      kernels::SgdHyperParams hp{
-          static_cast<float>(schedule_.lr(epoch, iteration, s_.iterations_per_epoch)),
-          static_cast<float>(o_.momentum), static_cast<float>(o_.weight_decay), o_.nesterov};
-      for (const DecayStretch& stretch : decay_stretches_) {
-        hp.weight_decay = stretch.decays ? static_cast<float>(o_.weight_decay) : 0.0f;
-        kernels::ops::sgd_step(flat.params().subspan(stretch.offset, stretch.count),
-                               flat.grads().subspan(stretch.offset, stretch.count),
-                               momentum().subspan(stretch.offset, stretch.count), hp);
-      }
-    } else {
+  // The optimizer's step between the algorithm's before_step and after_step. After
+  // synchronization the update is the same on every rank of a synchronous algorithm, so they all
+  // stop, or skip, at the same step. Gossip ranks still mix (after_step), so that their exchanges
+  // stay paired.
+  void update(int epoch, long iteration) {
+    const kernels::Buffer<float> params = s_.flat->params();
+    s_.algorithm->before_step(params);
+    const double lr = schedule_.lr(epoch, iteration, s_.iterations_per_epoch);
+    if (!optimizer_.step(params, s_.flat->grads(), momentum(), lr)) {
       const std::string what =
           fmt::format("non-finite gradient at iteration {} after synchronization", iteration);
       if (!skip_nonfinite_) throw std::runtime_error(what + kNonFiniteHint);
       skipped(what + ": the update is skipped");
     }
-    algorithm.after_step(flat.params());
-    sample.update_s = phase.restart();
-    const algorithms::AlgorithmStats after = algorithm.stats();
-    sample.total_s = whole.seconds() - (after.measure_seconds - before.measure_seconds);
+    s_.algorithm->after_step(params);
+  }
 
+  // What the algorithm counted during the step: its phases, traffic and achieved density.
+  static void add_algorithm_figures(IterationSample& sample, const algorithms::AlgorithmStats& before,
+                                    const algorithms::AlgorithmStats& after) {
     sample.select_s = after.select_seconds - before.select_seconds;
     sample.communicate_s = after.communicate_seconds - before.communicate_seconds;
     sample.wait_s = after.wait_seconds - before.wait_seconds;
@@ -335,7 +352,6 @@ class TrainingLoop {
     const auto offered = static_cast<double>(after.entries_offered - before.entries_offered);
     const auto sent = static_cast<double>(after.entries_sent - before.entries_sent);
     sample.density = offered > 0 ? sent / offered : 0.0;
-    return sample;
   }
 
   Evaluation end_epoch(int epoch, long iterations_done, double samples_per_second) {
@@ -417,7 +433,7 @@ class TrainingLoop {
   // address.
   std::unique_ptr<data::BatchReader> train_reader_, validation_reader_;
   torch::Tensor momentum_;  // the optimizer's state, where the parameters are
-  const std::vector<DecayStretch> decay_stretches_;
+  const SgdOptimizer optimizer_;
   const Stopwatch clock_;
   double last_flush_ = 0;
   TrainingPosition start_;  // where this process began: a checkpoint's position, or the start

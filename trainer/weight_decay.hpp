@@ -2,16 +2,11 @@
 
 #include <torch/nn/module.h>
 
-#include <cstddef>
 #include <vector>
 
-namespace commsgd::trainer {
+#include "trainer/sgd_optimizer.hpp"
 
-// A stretch of the flat parameter buffer, and whether weight decay applies to it.
-struct DecayStretch {
-  std::size_t offset = 0, count = 0;
-  bool decays = true;
-};
+namespace commsgd::trainer {
 
 // The flat buffer (model.parameters() in order) cut where weight decay starts or stops applying,
 // the fewest stretches that cover it. All of it decays; with `spare_one_dimensional`
