@@ -21,21 +21,40 @@ void add_resources(std::vector<std::string>& cmd, const SlurmResources& r) {
 
 }  // namespace
 
+std::vector<std::size_t> split_sizes(std::size_t tasks, std::size_t most) {
+  if (most == 0) throw SweepError("an array must be allowed at least one task");
+  const std::size_t arrays = (tasks + most - 1) / most;
+  std::vector<std::size_t> sizes;
+  for (std::size_t i = 0; i < arrays; ++i) sizes.push_back(tasks / arrays + (i < tasks % arrays));
+  return sizes;
+}
+
 std::vector<ArrayJob> plan_arrays(const std::vector<Point>& pending, const SweepOutput& out,
-                                  const std::string& stamp) {
-  std::map<std::pair<int, std::string>, ArrayJob> groups;
-  for (const Point& p : pending) {
-    ArrayJob& job = groups[{p.nodes, p.network}];
-    job.nodes = p.nodes;
-    job.network = p.network;
-    job.points.push_back(p);
-  }
+                                  const std::string& stamp, std::size_t max_array_size) {
+  std::map<std::pair<int, std::string>, std::vector<Point>> groups;
+  for (const Point& p : pending) groups[{p.nodes, p.network}].push_back(p);
   std::vector<ArrayJob> jobs;
-  for (auto& [key, job] : groups) {
-    job.manifest = out.dir / "arrays" / fmt::format("{}-{}.json", stamp, jobs.size());
-    jobs.push_back(std::move(job));
+  for (auto& [key, points] : groups) {
+    const std::vector<std::size_t> sizes = split_sizes(points.size(), max_array_size);
+    auto next = points.begin();
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      ArrayJob job{.nodes = key.first,
+                   .network = key.second,
+                   .points = {next, next + static_cast<std::ptrdiff_t>(sizes[i])},
+                   .manifest = out.dir / "arrays" / fmt::format("{}-{}.json", stamp, jobs.size()),
+                   .part = i + 1,
+                   .parts = sizes.size()};
+      next += static_cast<std::ptrdiff_t>(sizes[i]);
+      jobs.push_back(std::move(job));
+    }
   }
   return jobs;
+}
+
+std::string array_spec(std::size_t tasks, int max_running) {
+  std::string spec = fmt::format("0-{}", tasks - 1);
+  if (max_running > 0) spec += fmt::format("%{}", max_running);
+  return spec;
 }
 
 std::vector<std::string> step_arguments(const Point& p, const SweepOutput& out,
@@ -82,12 +101,10 @@ std::vector<std::string> read_manifest_task(const fs::path& manifest, long index
 std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job,
                                        const SweepOutput& out, const Tools& tools) {
   const SlurmResources& r = c.slurm;
-  std::string array = fmt::format("--array=0-{}", job.points.size() - 1);
-  if (r.max_parallel > 0) array += fmt::format("%{}", r.max_parallel);
   std::vector<std::string> cmd = {"sbatch",
                                   "--parsable",
                                   fmt::format("--job-name={}", c.name),
-                                  array,
+                                  "--array=" + array_spec(job.points.size(), r.max_running),
                                   fmt::format("--nodes={}", job.nodes),
                                   fmt::format("--ntasks-per-node={}", r.tasks_per_node),
                                   fmt::format("--cpus-per-task={}", r.cpus_per_task),
@@ -102,11 +119,14 @@ std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job
 }
 
 std::vector<std::string> merge_command(const SweepConfig& c, const SweepOutput& out,
-                                       const Tools& tools, const std::string& after, bool wait) {
+                                       const Tools& tools, const std::vector<std::string>& after,
+                                       bool wait) {
+  std::string dependency = "--dependency=afterany";
+  for (const std::string& id : after) dependency += ":" + id;
   std::vector<std::string> cmd = {"sbatch",
                                   "--parsable",
                                   fmt::format("--job-name={}-merge", c.name),
-                                  "--dependency=afterany:" + after,
+                                  dependency,
                                   "--nodes=1",
                                   "--ntasks=1",
                                   "--output=" + (out.dir / "logs" / "merge_%j.out").string()};

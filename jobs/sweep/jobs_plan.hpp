@@ -1,6 +1,6 @@
-// From points to Slurm jobs: one job array per (node count, network), each task one point, and
-// a merge job that waits for them all. Commands are argument vectors, run without a shell, so no
-// value from a sweep config is ever interpreted by one.
+// From points to Slurm jobs: job arrays per (node count, network), as many as the cluster's
+// MaxArraySize needs, each task one point, and a merge job that waits for them all. Commands are
+// argument vectors, run without a shell, so no value from a sweep config is ever interpreted.
 #pragma once
 
 #include <filesystem>
@@ -32,13 +32,24 @@ struct SweepOutput {
 struct ArrayJob {
   int nodes = 1;
   std::string network;
-  std::vector<Point> points;
+  std::vector<Point> points;       // task i runs points[i]
   std::filesystem::path manifest;  // the JSON file its tasks read their command from
+  std::size_t part = 1;            // which of its (nodes, network)'s arrays, from 1
+  std::size_t parts = 1;
 };
 
-// Groups the points still to run into arrays, in a stable order (nodes, then network).
+// How `tasks` tasks are split so that no array has more than `most`: as few arrays as possible,
+// their sizes differing by at most one (1,002 at 1,001 are 501 + 501, not 1,001 + 1), so that a
+// group's arrays look alike in squeue and, each throttled with %N, finish at about one time.
+std::vector<std::size_t> split_sizes(std::size_t tasks, std::size_t most);
+
+// Groups the points still to run by (nodes, network), in a stable order, and splits each group
+// into arrays of at most `max_array_size` tasks (Slurm's MaxArraySize: indices 0..size-1).
 std::vector<ArrayJob> plan_arrays(const std::vector<Point>& pending, const SweepOutput& out,
-                                  const std::string& stamp);
+                                  const std::string& stamp, std::size_t max_array_size);
+
+// sbatch's --array value: task indices 0..tasks-1, then "%N" when at most N may run at once.
+std::string array_spec(std::size_t tasks, int max_running);
 
 // The point's job step: srun's options, then commsgd-train and its arguments.
 std::vector<std::string> step_arguments(const Point& p, const SweepOutput& out, const Tools& tools);
@@ -49,9 +60,11 @@ std::vector<std::string> read_manifest_task(const std::filesystem::path& manifes
 
 std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job,
                                        const SweepOutput& out, const Tools& tools);
-// `after`: the array job ids the merge waits for (afterany: it merges whatever finished).
+// `after`: the array job ids the merge waits for, every one of them (afterany: it merges
+// whatever finished).
 std::vector<std::string> merge_command(const SweepConfig& c, const SweepOutput& out,
-                                       const Tools& tools, const std::string& after, bool wait);
+                                       const Tools& tools, const std::vector<std::string>& after,
+                                       bool wait);
 
 // A word as a POSIX shell would need it quoted to read it back unchanged (for --dry-run).
 std::string shell_quote(const std::string& word);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "jobs/sweep/cluster_limits.hpp"
 #include "jobs/sweep/command_output.hpp"
 #include "jobs/sweep/jobs_plan.hpp"
 #include "jobs/sweep/run_state.hpp"
@@ -20,9 +21,10 @@ namespace fs = std::filesystem;
 
 const char* const kDescription =
     "commsgd-sweep: run every combination of a sweep config's axes with commsgd-train on Slurm.\n"
-    "One job array per node count and network (each task one run, launched with\n"
-    "`srun --mpi=pmix` under the network's profile), every run writing OUT/runs/<point>.sqlite,\n"
-    "and a last job, started when the arrays end, merging them into OUT/merged.sqlite.\n"
+    "Job arrays per node count and network (each task one run, launched with\n"
+    "`srun --mpi=pmix` under the network's profile), as many as the cluster's MaxArraySize\n"
+    "needs, every run writing OUT/runs/<point>.sqlite, and a last job, started when the arrays\n"
+    "end, merging them into OUT/merged.sqlite.\n"
     "Submitting again runs only the points without a completed run.";
 
 struct Settings {
@@ -34,6 +36,11 @@ struct Settings {
               .trainer = COMMSGD_DEFAULT_TRAINER,
               .report = COMMSGD_DEFAULT_REPORT,
               .jobs = COMMSGD_JOBS_DIR};
+  // -1: not given. --max-running overrides the sweep config's slurm.max-running; the limits
+  // override what `scontrol show config` says (e.g. to plan for another cluster in a dry run).
+  int max_running = -1;
+  long max_array_size = -1;
+  long max_job_count = -1;
   fs::path manifest;
   long task = -1;
 };
@@ -101,6 +108,32 @@ std::string submit(const std::vector<std::string>& cmd) {
   return id;
 }
 
+// The cluster's limits, asking scontrol only for what the command line leaves open.
+ClusterLimits cluster_limits(const Settings& s) {
+  ClusterLimits limits;
+  if (s.max_array_size < 0 || s.max_job_count < 0) limits = read_cluster_limits();
+  if (s.max_array_size >= 0) limits.max_array_size = {s.max_array_size, "--max-array-size"};
+  if (s.max_job_count >= 0) limits.max_job_count = {s.max_job_count, "--max-job-count"};
+  if (limits.max_array_size.value < 1) {
+    throw SweepError(fmt::format("this cluster accepts no job arrays (MaxArraySize {}, {})",
+                                 limits.max_array_size.value, limits.max_array_size.from));
+  }
+  return limits;
+}
+
+// Every array task is a job to slurmctld, pending or not, throttled or not: a sweep larger than
+// MaxJobCount would be refused part-way through, so it is refused before anything is submitted.
+void check_job_count(std::size_t tasks, const Limit& max_job_count) {
+  const std::size_t jobs = tasks + 1;  // and the merge job
+  if (static_cast<long>(jobs) <= max_job_count.value) return;
+  throw SweepError(fmt::format(
+      "{} jobs ({} array tasks and the merge) exceed the cluster's MaxJobCount of {} ({}); "
+      "--max-running does not help, as every queued task counts: submit the sweep in parts "
+      "(split an axis over several sweep configs, each submitted when the last has finished) "
+      "or ask the cluster's admins to raise MaxJobCount",
+      jobs, tasks, max_job_count.value, max_job_count.from));
+}
+
 std::size_t count_completed(const Sweep& sweep) {
   std::size_t n = 0;
   for (const Point& p : sweep.points) n += has_completed_run(sweep.out.database(p)) ? 1 : 0;
@@ -108,7 +141,8 @@ std::size_t count_completed(const Sweep& sweep) {
 }
 
 int run_submit(Settings s) {
-  const Sweep sweep = load(s);
+  Sweep sweep = load(s);
+  if (s.max_running >= 0) sweep.config.slurm.max_running = s.max_running;
   s.tools.sweep = fs::canonical("/proc/self/exe");
   s.tools.trainer = absolute_existing(s.tools.trainer, "trainer");
   s.tools.report = absolute_existing(s.tools.report, "report");
@@ -118,13 +152,25 @@ int run_submit(Settings s) {
   for (const Point& p : sweep.points) {
     if (!has_completed_run(sweep.out.database(p))) pending.push_back(p);
   }
-  const std::vector<ArrayJob> arrays = plan_arrays(pending, sweep.out, utc_stamp());
+  if (pending.empty()) {
+    fmt::print("# sweep {}: {} points, all completed; results in {}\n# nothing to submit\n",
+               sweep.config.name, sweep.points.size(), sweep.out.dir.string());
+    return 0;
+  }
+  const ClusterLimits limits = cluster_limits(s);
+  check_job_count(pending.size(), limits.max_job_count);
+  const std::vector<ArrayJob> arrays = plan_arrays(
+      pending, sweep.out, utc_stamp(), static_cast<std::size_t>(limits.max_array_size.value));
   fmt::print("# sweep {}: {} points, {} completed, {} to run in {} job arrays; results in {}\n",
              sweep.config.name, sweep.points.size(), sweep.points.size() - pending.size(),
              pending.size(), arrays.size(), sweep.out.dir.string());
-  if (arrays.empty()) {
-    fmt::print("# nothing to submit\n");
-    return 0;
+  fmt::print("# cluster limits: MaxArraySize {} ({}), MaxJobCount {} ({})\n",
+             limits.max_array_size.value, limits.max_array_size.from, limits.max_job_count.value,
+             limits.max_job_count.from);
+  // The throttle is per array: with several arrays, say what it allows for the whole sweep.
+  if (const int n = sweep.config.slurm.max_running; n > 0) {
+    fmt::print("# at most {} tasks of each array running at once (%{}){}\n", n, n,
+               arrays.size() > 1 ? fmt::format(", {} in all", n * arrays.size()) : "");
   }
   fs::create_directories(sweep.out.dir / "runs");
   fs::create_directories(sweep.out.dir / "logs");
@@ -133,8 +179,11 @@ int run_submit(Settings s) {
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     write_manifest(arrays[i], sweep.out, s.tools);
     const std::vector<std::string> cmd = array_command(sweep.config, arrays[i], sweep.out, s.tools);
-    fmt::print("# {} points on {} node(s), network {}\n", arrays[i].points.size(), arrays[i].nodes,
-               arrays[i].network);
+    fmt::print("# {} points on {} node(s), network {}{}\n", arrays[i].points.size(),
+               arrays[i].nodes, arrays[i].network,
+               arrays[i].parts > 1
+                   ? fmt::format(" (array {} of {} for these)", arrays[i].part, arrays[i].parts)
+                   : "");
     if (s.dry_run) {
       ids.push_back(fmt::format("${{array_{}}}", i));
       fmt::print("array_{}=$({})\n", i, quoted(cmd));
@@ -144,17 +193,19 @@ int run_submit(Settings s) {
     }
     std::fflush(stdout);
   }
-  std::string after;
-  for (const std::string& id : ids) after += (after.empty() ? "" : ":") + id;
   if (s.dry_run) {
+    // Quoting would keep the shell from expanding the ids' variables: they go in afterwards.
     const std::string placeholder = "ARRAY_JOB_IDS";
-    std::string line = quoted(merge_command(sweep.config, sweep.out, s.tools, placeholder, false));
+    std::string after;
+    for (const std::string& id : ids) after += (after.empty() ? "" : ":") + id;
+    std::string line =
+        quoted(merge_command(sweep.config, sweep.out, s.tools, {placeholder}, false));
     line.replace(line.find(placeholder), placeholder.size(), after);
     fmt::print("{}\n", line);
     return 0;
   }
   const std::vector<std::string> merge =
-      merge_command(sweep.config, sweep.out, s.tools, after, s.wait);
+      merge_command(sweep.config, sweep.out, s.tools, ids, s.wait);
   fmt::print("submitted merge job {}{}\n", submit(merge), s.wait ? " and waited for it" : "");
   if (!s.wait) return 0;
   const std::size_t completed = count_completed(sweep);
@@ -181,6 +232,19 @@ int run_point(const Settings& s) {
   return std::cout.flush() ? 0 : 1;
 }
 
+// An integer option's lower bound, with a message a person can read (CLI11's own bounds print
+// the range as 0 to 1.8e308).
+CLI::Validator at_least(long lowest) {
+  return CLI::Validator(
+      [lowest](const std::string& text) {
+        long value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not an integer";
+        return value >= lowest ? std::string()
+                               : fmt::format("must be >= {} (got {})", lowest, text);
+      },
+      fmt::format("N>={}", lowest));
+}
+
 void add_sweep_options(CLI::App* cmd, Settings& s) {
   cmd->add_option("sweep", s.sweep_file,
                   "Sweep config (TOML), e.g. configs/sweeps/gtopk-cifar10.toml")
@@ -203,6 +267,24 @@ int main(int argc, char** argv) {
   submit->add_flag("--dry-run", s.dry_run,
                    "Write the arrays' manifests and print the sbatch commands, submit nothing");
   submit->add_flag("--wait", s.wait, "Wait for the merge job; exit 1 unless every point completed");
+  submit
+      ->add_option("--max-running", s.max_running,
+                   "Run at most N tasks of each job array at once (sbatch --array=0-K%N); "
+                   "overrides the sweep config's slurm.max-running; 0: no limit")
+      ->check(at_least(0));
+  submit
+      ->add_option("--max-array-size", s.max_array_size,
+                   fmt::format("Split the points into arrays of at most N tasks (default: the "
+                               "cluster's MaxArraySize from `scontrol show config`, or Slurm's "
+                               "default {} without scontrol)",
+                               kDefaultMaxArraySize))
+      ->check(at_least(1));
+  submit
+      ->add_option("--max-job-count", s.max_job_count,
+                   fmt::format("Refuse a sweep of more jobs than N (default: the cluster's "
+                               "MaxJobCount from `scontrol show config`, or Slurm's default {})",
+                               kDefaultMaxJobCount))
+      ->check(at_least(1));
   submit->add_option("--trainer", s.tools.trainer, "commsgd-train the jobs run")
       ->capture_default_str();
   submit->add_option("--report", s.tools.report, "commsgd-report the merge job runs")

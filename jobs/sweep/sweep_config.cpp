@@ -90,14 +90,16 @@ SlurmResources read_slurm(const toml::table& root, const fs::path& file) {
   if (node == nullptr) return r;
   if (!node->is_table()) fail(file, "slurm must be a table");
   const toml::table& t = *node->as_table();
+  // Its name before commsgd-sweep's --max-running overrode it: say the new one, not "unknown".
+  if (t.contains("max-parallel")) fail(file, "slurm.max-parallel is now slurm.max-running");
   check_known_keys(t, "slurm",
                    {"tasks-per-node", "cpus-per-task", "gpus-per-node", "time", "partition",
-                    "account", "max-parallel", "exclusive", "extra"},
+                    "account", "max-running", "exclusive", "extra"},
                    file);
   r.tasks_per_node = positive_int(t, "tasks-per-node", r.tasks_per_node, file, false);
   r.cpus_per_task = positive_int(t, "cpus-per-task", r.cpus_per_task, file, false);
   r.gpus_per_node = positive_int(t, "gpus-per-node", r.gpus_per_node, file, true);
-  r.max_parallel = positive_int(t, "max-parallel", r.max_parallel, file, true);
+  r.max_running = positive_int(t, "max-running", r.max_running, file, true);
   r.time = text(t, "slurm", "time", file);
   r.partition = text(t, "slurm", "partition", file);
   r.account = text(t, "slurm", "account", file);

@@ -21,7 +21,7 @@ struct SlurmResources {
   std::string time;  // sbatch --time; empty: the partition's default
   std::string partition;
   std::string account;
-  int max_parallel = 0;  // array tasks running at once (%N); 0: no limit
+  int max_running = 0;  // tasks of each array running at once (%N); 0: no limit
   // sbatch --exclusive: each task has its nodes to itself, so that no other task or job shares
   // them while it is timed. false for sweeps that only look at convergence.
   bool exclusive = true;

@@ -16,28 +16,15 @@ jobs=$here/../../jobs
 require_root_and slurmctld "slurm-wlm (scripts/install-deps.sh installs it)"
 
 work=$(mktemp -d /tmp/commsgd-test-sweep.XXXXXX)
-slurm_dir=
-cleanup() {
-  [ -z "$slurm_dir" ] || "$jobs/local/slurm.sh" stop "$slurm_dir" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+remove_on_exit
 
-slurm_dir=$("$jobs/local/slurm.sh" start)
-export SLURM_CONF=$slurm_dir/slurm.conf
+start_local_slurm
 out=$work/sweep
 
 "$sweep" submit --wait "$here/tiny-sweep.toml" --output "$out" ||
   { tail -n 20 "$out"/logs/*.out >&2 || true; fail "the sweep did not complete"; }
 
 db=$out/merged.sqlite
-query() { sqlite3 -batch -noheader "$db" "$1"; }
-expect() {  # expect DESCRIPTION EXPECTED SQL
-  local got
-  got=$(query "$3")
-  [ "$got" = "$2" ] || fail "$1: expected '$2', got '$got'"
-  echo "ok: $1 ($got)"
-}
 points=16
 expect "runs in the merged database" "$points" "SELECT count(*) FROM runs"
 expect "completed runs" "$points" "SELECT count(*) FROM runs WHERE status = 'completed'"

@@ -51,7 +51,7 @@ sbatch() {
   local sweep_bin=${positional[1]} manifest=${positional[2]} network=${positional[3]}
   [ -x "$sweep_bin" ] && [ -f "$manifest" ] && [ -f "${positional[4]}" ] || fail "paths in: $*"
   [[ $network =~ ^(ethernet|infiniband)$ ]] || fail "network '$network'"
-  [[ $array =~ ^0-([0-9]+)$ ]] || fail "--array=$array"
+  [[ $array =~ ^0-([0-9]+)(%[0-9]+)?$ ]] || fail "--array=$array"
   local tasks=$((BASH_REMATCH[1] + 1))
   [ "$(jq '.tasks | length' "$manifest")" = "$tasks" ] || fail "$manifest does not hold $tasks tasks"
   [ "$(jq ".nodes == $nodes and .network == \"$network\"" "$manifest")" = true ] ||

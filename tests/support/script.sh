@@ -14,3 +14,29 @@ require_root_and() {
     exit 77
   fi
 }
+
+# For a test with a scratch folder $work and, once it calls start_local_slurm, a local Slurm:
+# both go when the test exits, however it exits. Needs $jobs (the repository's jobs/ folder).
+#   work=$(mktemp -d ...); remove_on_exit
+slurm_dir=
+remove_on_exit() {
+  trap '[ -z "$slurm_dir" ] || "$jobs/local/slurm.sh" stop "$slurm_dir" || true; rm -rf "$work"' EXIT
+}
+
+# Starts a local Slurm (jobs/local/slurm.sh start ARGS...) and points SLURM_CONF at it.
+start_local_slurm() {
+  slurm_dir=$("$jobs/local/slurm.sh" start "$@")
+  export SLURM_CONF=$slurm_dir/slurm.conf
+}
+
+# What SQL answers on the database $db, a row a line, columns joined by |.
+query() { sqlite3 -batch -noheader "$db" "$1"; }
+
+# Fails unless SQL answers EXPECTED on $db; says what it checked.
+#   expect DESCRIPTION EXPECTED SQL
+expect() {
+  local got
+  got=$(query "$3")
+  [ "$got" = "$2" ] || fail "$1: expected '$2', got '$got'"
+  echo "ok: $1 ($got)"
+}

@@ -1,12 +1,17 @@
 // commsgd-sweep's planning: sweep configs read and expanded into points, bad configs refused with
-// a message naming the problem, job commands built as argument vectors.
+// a message naming the problem, points split into arrays the cluster accepts, job commands built
+// as argument vectors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <set>
 
+#include "jobs/sweep/cluster_limits.hpp"
 #include "jobs/sweep/jobs_plan.hpp"
 #include "jobs/sweep/sweep_config.hpp"
 
@@ -84,7 +89,7 @@ TEST_F(SweepConfigTest, ExpandsTheCrossProductIntoUniquePoints) {
 TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
   const SweepConfig c = read_sweep_config(write(kGood));
   const SweepOutput out{dir_ / "out"};
-  const std::vector<ArrayJob> arrays = plan_arrays(expand(c), out, "stamp");
+  const std::vector<ArrayJob> arrays = plan_arrays(expand(c), out, "stamp", kDefaultMaxArraySize);
   ASSERT_EQ(arrays.size(), 4u);  // {1, 2} nodes x {ethernet, infiniband}
   std::size_t total = 0;
   for (const ArrayJob& a : arrays) {
@@ -123,6 +128,124 @@ TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
   EXPECT_THROW(read_manifest_task(arrays[1].manifest, 1000), SweepError);
 }
 
+// MaxArraySize 5, as the cluster in a box runs it in the split-array test: each (nodes, network)
+// group becomes arrays of at most 5 tasks, indices 0..n-1, every point in exactly one of them.
+TEST_F(SweepConfigTest, SplitsEachGroupIntoArraysTheClusterAccepts) {
+  const SweepConfig c = read_sweep_config(write(kGood));
+  const SweepOutput out{dir_ / "out"};
+  const std::vector<Point> points = expand(c);
+  const std::vector<ArrayJob> arrays = plan_arrays(points, out, "stamp", 5);
+  // Per network: 8 points on 1 node (workers 4) -> 4 + 4; 16 on 2 nodes (6, 8) -> 4 x 4.
+  ASSERT_EQ(arrays.size(), 12u);
+  std::vector<std::size_t> sizes;
+  std::set<std::string> ids, manifests;
+  for (const ArrayJob& a : arrays) {
+    sizes.push_back(a.points.size());
+    EXPECT_LE(a.points.size(), 5u);
+    EXPECT_EQ(a.parts, a.nodes == 1 ? 2u : 4u);
+    for (const Point& p : a.points) {
+      EXPECT_EQ(p.nodes, a.nodes);
+      EXPECT_EQ(p.network, a.network);
+      EXPECT_TRUE(ids.insert(p.id).second) << p.id << " in two arrays";
+    }
+    manifests.insert(a.manifest.string());
+  }
+  EXPECT_EQ(sizes, std::vector<std::size_t>(12, 4));
+  EXPECT_EQ(ids.size(), points.size());
+  EXPECT_EQ(manifests.size(), arrays.size());
+  EXPECT_EQ(arrays[0].part, 1u);
+  EXPECT_EQ(arrays[1].part, 2u);
+  EXPECT_EQ(arrays[1].nodes, arrays[0].nodes);
+  EXPECT_EQ(arrays[1].network, arrays[0].network);
+
+  // A later part's tasks are again 0..n-1, each reading its own point from its own manifest.
+  const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
+  const ArrayJob& second = arrays[1];
+  write_manifest(second, out, tools);
+  const std::vector<std::string> cmd = array_command(c, second, out, tools);
+  EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--array=0-3"), cmd.end());
+  EXPECT_NE(std::find(cmd.begin(), cmd.end(), second.manifest.string()), cmd.end());
+  for (std::size_t t = 0; t < second.points.size(); ++t) {
+    EXPECT_EQ(read_manifest_task(second.manifest, static_cast<long>(t)),
+              step_arguments(second.points[t], out, tools));
+  }
+  EXPECT_THROW(read_manifest_task(second.manifest, 4), SweepError);
+}
+
+TEST(SplitSizes, AsFewArraysAsPossibleOfEvenSizesNoneAboveTheLimit) {
+  using Sizes = std::vector<std::size_t>;
+  EXPECT_EQ(split_sizes(3000, 1001), (Sizes{1000, 1000, 1000}));
+  EXPECT_EQ(split_sizes(1001, 1001), (Sizes{1001}));
+  EXPECT_EQ(split_sizes(1002, 1001), (Sizes{501, 501}));
+  EXPECT_EQ(split_sizes(16, 5), (Sizes{4, 4, 4, 4}));
+  EXPECT_EQ(split_sizes(7, 3), (Sizes{3, 2, 2}));
+  EXPECT_EQ(split_sizes(3, 1), (Sizes{1, 1, 1}));
+  EXPECT_EQ(split_sizes(4, 1001), (Sizes{4}));
+  EXPECT_EQ(split_sizes(0, 5), Sizes{});
+  EXPECT_THROW(split_sizes(3, 0), SweepError);
+  for (std::size_t tasks : {1u, 999u, 1001u, 2003u, 6000u, 10007u}) {
+    const Sizes sizes = split_sizes(tasks, 1001);
+    EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), std::size_t{0}), tasks);
+    EXPECT_EQ(sizes.size(), (tasks + 1000) / 1001);
+    EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()), 1001u);
+    EXPECT_LE(sizes.front() - sizes.back(), 1u);
+  }
+}
+
+// --array: indices 0..n-1, then the throttle. Slurm accepts indices up to MaxArraySize - 1.
+TEST_F(SweepConfigTest, ThrottlesEachArrayWithMaxRunning) {
+  EXPECT_EQ(array_spec(4, 0), "0-3");
+  EXPECT_EQ(array_spec(1, 0), "0-0");
+  EXPECT_EQ(array_spec(1001, 0), "0-1000");
+  EXPECT_EQ(array_spec(1000, 16), "0-999%16");
+
+  EXPECT_EQ(read_sweep_config(write(kGood)).slurm.max_running, 0);  // no throttle unless asked
+  std::string throttled = kGood;
+  throttled.insert(throttled.find("[axes]"), "max-running = 3\n");  // in [slurm]
+  const SweepConfig c = read_sweep_config(write(throttled));
+  EXPECT_EQ(c.slurm.max_running, 3);
+  const SweepOutput out{dir_ / "out"};
+  const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
+  for (const ArrayJob& a : plan_arrays(expand(c), out, "stamp", 5)) {
+    const std::vector<std::string> cmd = array_command(c, a, out, tools);
+    const std::string spec = fmt::format("--array=0-{}%3", a.points.size() - 1);
+    EXPECT_NE(std::find(cmd.begin(), cmd.end(), spec), cmd.end()) << spec;
+  }
+}
+
+TEST(MergeCommand, DependsOnEveryArray) {
+  SweepConfig c;
+  c.name = "demo";
+  const SweepOutput out{"/sweeps/demo"};
+  const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
+  const std::vector<std::string> cmd = merge_command(c, out, tools, {"11", "12", "13"}, false);
+  EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--dependency=afterany:11:12:13"), cmd.end());
+  EXPECT_EQ(std::find(cmd.begin(), cmd.end(), "--wait"), cmd.end());
+  const std::vector<std::string> one = merge_command(c, out, tools, {"7"}, true);
+  EXPECT_NE(std::find(one.begin(), one.end(), "--dependency=afterany:7"), one.end());
+  EXPECT_NE(std::find(one.begin(), one.end(), "--wait"), one.end());
+}
+
+TEST(ClusterLimits, ReadsMaxArraySizeAndMaxJobCountFromScontrol) {
+  const ClusterLimits limits = parse_scontrol_config(
+      "Configuration data as of 2026-11-27T07:00:00\n"
+      "MaxArraySize            = 5\n"
+      "MaxDBDMsgs              = 20008\n"
+      "MaxJobCount             = 250000\n"
+      "MaxJobId                = 67043328\n");
+  EXPECT_EQ(limits.max_array_size.value, 5);
+  EXPECT_EQ(limits.max_array_size.from, "scontrol show config");
+  EXPECT_EQ(limits.max_job_count.value, 250000);
+
+  // What the text does not say stays at Slurm's default; look-alike keys are not the limits.
+  const ClusterLimits partial =
+      parse_scontrol_config("MaxArraySizeX = 7\nMaxJobCount = many\nMaxArraySize=12\n");
+  EXPECT_EQ(partial.max_array_size.value, 12);
+  EXPECT_EQ(partial.max_job_count.value, kDefaultMaxJobCount);
+  EXPECT_EQ(partial.max_job_count.from, "Slurm's default");
+  EXPECT_EQ(parse_scontrol_config("").max_array_size.value, 1001);
+}
+
 TEST_F(SweepConfigTest, RefusesBadConfigsNamingTheProblem) {
   const std::string head = "[sweep]\nname = \"x\"\nconfig = \"base.toml\"\n";
   const std::string axes = "[axes]\nworkers = [2]\nnetwork = [\"local\"]\n";
@@ -149,6 +272,8 @@ TEST_F(SweepConfigTest, RefusesBadConfigsNamingTheProblem) {
       {head + "[slurm]\nextra = [\"-N 2\"]\n" + axes, "slurm.extra"},
       {head + "[slurm]\ntime = 60\n" + axes, "slurm.time must be a string"},
       {head + "[slurm]\nexclusive = \"yes\"\n" + axes, "slurm.exclusive must be true or false"},
+      {head + "[slurm]\nmax-running = -1\n" + axes, "slurm.max-running must be an integer >= 0"},
+      {head + "[slurm]\nmax-parallel = 4\n" + axes, "slurm.max-parallel is now slurm.max-running"},
       {head + axes + "algo = [\"dense\"\n", "line 7: "},
   };
   for (const auto& [text, message] : cases) {
