@@ -4,6 +4,7 @@
 #include <torch/nn/init.h>
 #include <torch/nn/modules.h>
 
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -72,6 +73,22 @@ void init_convolutions(nn::Module& model) {
       nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
     }
   }
+}
+
+// GaussianK-SGD's CIFAR ResNet initialization (models/resnet.py:72-84): every convolution
+// U(±1/√(k·k·out_channels)), about 2.45 times narrower than He's fan-out normal for a 3×3 kernel,
+// and the classifier He normal over its fan-in with a zero bias.
+void init_uniform_fan_out(nn::Module& model, nn::Linear& classifier) {
+  for (auto& module : model.modules(/*include_self=*/false)) {
+    if (auto* conv = module->as<nn::Conv2d>()) {
+      const auto& kernel = conv->options.kernel_size();
+      const double bound = 1.0 / std::sqrt(static_cast<double>(kernel->at(0) * kernel->at(1) *
+                                                               conv->options.out_channels()));
+      nn::init::uniform_(conv->weight, -bound, bound);
+    }
+  }
+  nn::init::kaiming_normal_(classifier->weight, 0.0, torch::kFanIn, torch::kReLU);
+  nn::init::zeros_(classifier->bias);
 }
 
 nn::Conv2d conv3x3(int in, int out, int stride) {
@@ -218,7 +235,11 @@ class ResNet final : public Model {
     register_module("bn", bn_);
     register_module("blocks", blocks_);
     register_module("fc", fc_);
-    init_convolutions(*this);
+    if (init.uniform_fan_out) {
+      init_uniform_fan_out(*this, fc_);
+    } else {
+      init_convolutions(*this);
+    }
     if (init.zero_residual) {
       for (const auto& block : blocks_->children()) {
         nn::init::zeros_(std::dynamic_pointer_cast<ResidualBlock>(block)->last_norm()->weight);

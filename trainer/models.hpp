@@ -35,11 +35,15 @@ struct LstmSpec {
   bool tied = true;  // the output layer uses the embedding matrix (Press & Wolf, 2017)
 };
 
-// Departures from a ResNet's default initialization (--zero-init-residual, --fc-init-std), as the
-// SGP code initializes its ResNet-50 (gossip_sgd.py, init_model).
+// Departures from a ResNet's default initialization: --zero-init-residual and --fc-init-std, as
+// the SGP code initializes its ResNet-50 (gossip_sgd.py, init_model); --uniform-fan-out-init, as
+// GaussianK-SGD initializes its CIFAR ResNets (models/resnet.py).
 struct ResNetInit {
   bool zero_residual = false;  // each block's last batch-norm scale starts at 0
   double fc_std = 0;           // > 0: the classifier's weights drawn from N(0, fc_std²)
+  // Convolutions U(±1/√(k·k·out_channels)) rather than He normal (fan-out); the classifier He
+  // normal (fan-in) with bias 0. fc_std, when set, still replaces the classifier's weights.
+  bool uniform_fan_out = false;
 };
 
 struct ModelSpec {

@@ -283,6 +283,12 @@ void add_options(CLI::App& app, Options& o) {
                  "default initialization (the SGP code's ResNet-50: 0.01; 0: the default)")
       ->check(kNonNegative)
       ->group(model);
+  app.add_flag("--uniform-fan-out-init", o.uniform_fan_out_init,
+               "ResNets: draw each convolution's weights from U(+-1/sqrt(k*k*out_channels)), "
+               "about 2.45 times narrower than the default He normal (fan-out) for 3x3 kernels, "
+               "and the final linear layer's from He normal (fan-in) with a zero bias, as "
+               "GaussianK-SGD's CIFAR ResNets (models/resnet.py)")
+      ->group(model);
   app.add_option("--bptt", o.bptt,
                  "lstm: tokens per stream in one iteration (truncated back-propagation through "
                  "time); --batch-size is the number of streams")
@@ -333,6 +339,11 @@ void add_options(CLI::App& app, Options& o) {
              "Random crop (pad 4) and horizontal flip of training images (image-folder: "
              "random-resized crop and flip; off: the validation resize and centre crop); auto: on "
              "for cifar10 and image-folder")
+      ->group(data);
+  add_choice(app, "--crop-fill", o.crop_fill, kCropFills,
+             "What the random crop's 4-pixel border holds: zero, 0 in the normalized units, "
+             "i.e. the mean colour; black, a black pixel as normalized, about -2 per channel, "
+             "which is what torchvision's RandomCrop before Normalize gives (cifar10 only)")
       ->group(data);
   app.add_option("--image-size", o.image_size,
                  "image-folder: side of the square images fed to the model (0: 224)")
@@ -514,6 +525,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["untie_embeddings"] = o.untie_embeddings;
   json["zero_init_residual"] = o.zero_init_residual;
   json["fc_init_std"] = o.fc_init_std;
+  json["uniform_fan_out_init"] = o.uniform_fan_out_init;
   json["bptt"] = o.bptt;
   json["dataset"] = o.dataset;
   json["data_path"] = o.data_path;
@@ -526,6 +538,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["synthetic_val"] = o.synthetic_val;
   json["no_normalize"] = o.no_normalize;
   json["augment"] = name_of(kAugments, o.augment);
+  json["crop_fill"] = name_of(kCropFills, o.crop_fill);
   json["image_size"] = o.image_size;
   json["loader_threads"] = o.loader_threads;
   json["batch_size"] = o.batch_size;
@@ -635,6 +648,9 @@ void validate(const Options& o) {
   if (!o.csv_shape.empty() && o.dataset != "csv") {
     throw UsageError("--csv-shape applies to --dataset csv only");
   }
+  if (o.crop_fill == CropFill::black && o.dataset != "cifar10") {
+    throw UsageError("--crop-fill black applies to --dataset cifar10 only");
+  }
   const ModelRow& model = find_model(o.model);
   const bool language_model = model.input == ModelInput::tokens;
   if (o.eval_reset_state && !language_model) {
@@ -652,6 +668,9 @@ void validate(const Options& o) {
   if ((o.zero_init_residual || o.fc_init_std > 0) && !model.residual) {
     throw UsageError("--zero-init-residual and --fc-init-std apply to the ResNets, not --model " +
                      o.model);
+  }
+  if (o.uniform_fan_out_init && !model.residual) {
+    throw UsageError("--uniform-fan-out-init applies to the ResNets, not --model " + o.model);
   }
   if (language_model != (o.dataset == "ptb")) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");

@@ -27,6 +27,11 @@ enum class Augment { automatic, on, off };
 inline constexpr std::array<Choice<Augment>, 3> kAugments = {
     {{"auto", Augment::automatic}, {"on", Augment::on}, {"off", Augment::off}}};
 
+// --crop-fill: what the random crop's padding holds, 0 in the stored units or a black pixel.
+enum class CropFill { zero, black };
+inline constexpr std::array<Choice<CropFill>, 2> kCropFills = {
+    {{"zero", CropFill::zero}, {"black", CropFill::black}}};
+
 // --warmup-start: where a warm-up starts, 0 or lr/P.
 enum class WarmupStart { zero, lr_over_workers };
 inline constexpr std::array<Choice<WarmupStart>, 2> kWarmupStarts = {
@@ -99,7 +104,9 @@ struct Options {
   bool untie_embeddings = false;
   bool zero_init_residual = false;
   double fc_init_std = 0;  // 0: the model's own initialization of its last linear layer
-  int bptt = 35;           // language models: tokens per stream per iteration
+  // ResNets: GaussianK-SGD's initialization (conv uniform over fan-out)
+  bool uniform_fan_out_init = false;
+  int bptt = 35;  // language models: tokens per stream per iteration
   // Data
   std::string dataset = "synthetic";
   std::string data_path;
@@ -112,6 +119,7 @@ struct Options {
   long synthetic_val = 512;
   bool no_normalize = false;
   Augment augment = Augment::automatic;
+  CropFill crop_fill = CropFill::zero;
   int image_size = 0;      // image-folder: 0 means 224
   int loader_threads = 0;  // image-folder: 0 means the node's cores divided among its ranks
   // Optimization

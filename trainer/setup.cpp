@@ -109,7 +109,10 @@ std::unique_ptr<data::BatchReader> make_reader(const Options& o, const data::Dat
   }
   return std::make_unique<data::BatchReader>(
       training ? ds.train : ds.validation, ds.shape,
-      data::Augmentation{.random_crop = augment, .horizontal_flip = augment}, rng_state);
+      data::Augmentation{.random_crop = augment,
+                         .horizontal_flip = augment,
+                         .fill = o.crop_fill == CropFill::black ? ds.black : std::vector<float>{}},
+      rng_state);
 }
 
 Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
@@ -139,7 +142,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
                  s.dataset.num_classes,
                  o.mlp_hidden,
                  {o.lstm_hidden, o.lstm_layers, o.lstm_dropout, !o.untie_embeddings},
-                 {o.zero_init_residual, o.fc_init_std},
+                 {o.zero_init_residual, o.fc_init_std, o.uniform_fan_out_init},
                  o.model_file};
   s.model = make_model(spec);
   s.model->to(s.device);

@@ -9,8 +9,8 @@ Dpsgd::Dpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Gossi
     : Gossip(comm, std::move(topology), barrier_before_rounds), mixing_(mixing) {
   if (mixing_ == GossipMixing::symmetric && !topology_->symmetric()) {
     throw std::invalid_argument(
-        "--algo dpsgd needs a symmetric --topology (bipartite-exponential, ring or complete), "
-        "or --gossip-mixing directed");
+        "--algo dpsgd needs a symmetric --topology (bipartite-exponential, "
+        "bipartite-exponential-pairs, ring or complete), or --gossip-mixing directed");
   }
 }
 

@@ -31,18 +31,31 @@ class Exponential final : public Topology {
   std::vector<int> offsets_;  // 1, 2, 4, ..., 2^m
 };
 
-// The SGP code's graph_type 0 (graph_manager.py, DynamicDirectedExponentialGraph): the offsets
-// +1, −1, +2, −2, ..., +2^m, −2^m, m = ⌊log2(P−1)⌋, taken n = peers_per_iter at a time in turn: at
-// iteration t rank r sends to r + o for the offsets o at positions (t·n + j) mod 2(m+1), j < n.
-// The paper's graph (Exponential above) has the forward offsets alone.
-class ExponentialTwoSided final : public Topology {
- public:
-  ExponentialTwoSided(int size, int peers_per_iter) : Topology(size), peers_(peers_per_iter) {
-    for (int offset = 1; offset <= size - 1; offset *= 2) {
-      offsets_.push_back(offset);
-      offsets_.push_back(size - offset);  // −offset, modulo P
+// ±1, ±2, ±4, ..., ±2^m modulo P, m = ⌊log2(P−1)⌋, in the order +1, −1, +2, −2, ...: the peer
+// lists of the SGP code's graph_type 0. With `distinct`, an offset already listed is dropped, as
+// the sgp_pytorch0.5 tag's phone book does (graph_manager.py:102-113): for P = 2^m, +2^m and −2^m
+// are one peer, listed once. HEAD's duplicate check never matches, so it keeps both.
+std::vector<int> two_sided_powers_of_two(int size, bool distinct) {
+  std::vector<int> offsets;
+  for (int offset = 1; offset <= size - 1; offset *= 2) {
+    for (const int o : {offset, size - offset}) {  // +offset, −offset
+      if (!distinct || std::find(offsets.begin(), offsets.end(), o) == offsets.end()) {
+        offsets.push_back(o);
+      }
     }
   }
+  return offsets;
+}
+
+// The SGP code's graph_type 0 (graph_manager.py, DynamicDirectedExponentialGraph): the offsets of
+// two_sided_powers_of_two taken n = peers_per_iter at a time in turn: at iteration t rank r sends
+// to r + o for the offsets o at positions (t·n + j) mod L, j < n, L the list's length (2(m+1) at
+// HEAD; 2m+1 at the tag for P = 2^m). The paper's graph (Exponential above) has the forward
+// offsets alone.
+class ExponentialTwoSided final : public Topology {
+ public:
+  ExponentialTwoSided(int size, int peers_per_iter, bool distinct)
+      : Topology(size), peers_(peers_per_iter), offsets_(two_sided_powers_of_two(size, distinct)) {}
   std::vector<int> out_peers(int rank, std::uint64_t t) const override {
     std::vector<int> peers;
     const std::size_t count = offsets_.size();
@@ -57,7 +70,7 @@ class ExponentialTwoSided final : public Topology {
 
  private:
   int peers_;
-  std::vector<int> offsets_;  // 1, P−1, 2, P−2, ..., 2^m, P−2^m
+  std::vector<int> offsets_;
 };
 
 // Bipartite exponential graph (Lian et al. 2018): odd ranks are active, even ranks passive; at
@@ -116,6 +129,38 @@ class BipartiteExponentialTwoSided final : public Topology {
   std::vector<int> offsets_;  // 1, P−1, 3, P−3, 5, P−5, ... (modulo P)
 };
 
+// The SGP code's graph_type 1 as the sgp_pytorch0.5 tag builds it (graph_manager.py:124-159),
+// which produced the paper's D-PSGD runs: an odd (active) rank lists r + o, r − o and
+// an even (passive) rank r − o, r + o for o = 1, 3, 5, 9, ..., 1 + 2^i (i ≤ m = ⌊log2(P−1)⌋), each
+// peer once. Round t takes entry t mod L of both lists, so active r and passive r + a_t name each
+// other: symmetric pairs, alternating direction (+1, −1, +3, −3, ...), where HEAD shifts every
+// rank one way (BipartiteExponentialTwoSided above) and Lian et al. pair forward only
+// (BipartiteExponential). Even P.
+class BipartiteExponentialPairs final : public Topology {
+ public:
+  explicit BipartiteExponentialPairs(int size) : Topology(size) {
+    if (size % 2 != 0) {
+      throw std::invalid_argument(
+          "--topology bipartite-exponential-pairs needs an even number of workers (got " +
+          std::to_string(size) + ")");
+    }
+    for (int power = 1, i = 0; power <= size - 1; power *= 2, ++i) {
+      const int offset = (i == 0 ? 1 : 1 + power) % size;
+      for (const int o : {offset, (size - offset) % size}) {  // +offset, −offset
+        if (std::find(offsets_.begin(), offsets_.end(), o) == offsets_.end()) offsets_.push_back(o);
+      }
+    }
+  }
+  std::vector<int> out_peers(int rank, std::uint64_t t) const override {
+    const int offset = offsets_[t % offsets_.size()];
+    return {rank % 2 == 1 ? (rank + offset) % size() : (rank - offset + size()) % size()};
+  }
+  bool symmetric() const override { return true; }
+
+ private:
+  std::vector<int> offsets_;  // the active ranks': 1, P−1, 3, P−3, ..., each once (modulo P)
+};
+
 class Ring final : public Topology {
  public:
   using Topology::Topology;
@@ -158,9 +203,16 @@ std::span<const TopologyRow> topology_table() {
          return std::make_unique<Exponential>(size, peers);
        }},
       {"exponential-two-sided",
-       "r sends to r + 1, r - 1, r + 2, r - 2, ..., r ± 2^i in turn (the SGP code's graph_type 0)",
+       "r sends to r + 1, r - 1, r + 2, r - 2, ..., r ± 2^i in turn (the SGP code's graph_type 0 "
+       "at HEAD: a peer named twice is visited twice)",
        [](int size, int peers) -> std::unique_ptr<Topology> {
-         return std::make_unique<ExponentialTwoSided>(size, peers);
+         return std::make_unique<ExponentialTwoSided>(size, peers, false);
+       }},
+      {"exponential-two-sided-distinct",
+       "as exponential-two-sided, each peer once (the SGP code's graph_type 0 at its "
+       "sgp_pytorch0.5 tag, the paper's runs: 2*log2(P) - 1 offsets for P a power of two)",
+       [](int size, int peers) -> std::unique_ptr<Topology> {
+         return std::make_unique<ExponentialTwoSided>(size, peers, true);
        }},
       {"bipartite-exponential",
        "odd ranks pair with r + 1, r + 3, r + 5, r + 9, ... in turn; symmetric, even P",
@@ -169,9 +221,16 @@ std::span<const TopologyRow> topology_table() {
        }},
       {"bipartite-exponential-two-sided",
        "r sends to r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn (the SGP code's graph_type 1, "
-       "its D-PSGD's; directed), even P",
+       "its D-PSGD's at HEAD; directed), even P",
        [](int size, int) -> std::unique_ptr<Topology> {
          return std::make_unique<BipartiteExponentialTwoSided>(size);
+       }},
+      {"bipartite-exponential-pairs",
+       "odd ranks pair with r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn, each peer once (the "
+       "SGP code's graph_type 1 at its sgp_pytorch0.5 tag, the paper's D-PSGD); "
+       "symmetric, even P",
+       [](int size, int) -> std::unique_ptr<Topology> {
+         return std::make_unique<BipartiteExponentialPairs>(size);
        }},
       {"ring", "r with r - 1 and r + 1; static, symmetric",
        [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Ring>(size); }},

@@ -144,6 +144,61 @@ TEST_F(CifarTest, NormalizesPerChannel) {
   }
 }
 
+// gtopkssgd and GaussianK-SGD crop before they normalize (RandomCrop(32, padding=4), flip,
+// ToTensor, Normalize), so their border is a black pixel in normalized units. Training image 0
+// through that pipeline, computed by hand from its bytes, must be one of the crops that
+// --crop-fill black gives.
+TEST_F(CifarTest, BlackFillPadsAsTorchvisionDoesBeforeNormalizing) {
+  const Dataset d = load_dataset(options_);
+  const float mean[3] = {0.4914F, 0.4822F, 0.4465F};
+  const float stddev[3] = {0.2470F, 0.2435F, 0.2616F};
+  ASSERT_EQ(d.black.size(), 3U);
+  for (std::size_t c = 0; c < 3; ++c) EXPECT_EQ(d.black[c], (0.0F - mean[c]) / stddev[c]);
+  EXPECT_NEAR(d.black[0], -1.9895F, 1e-4F);
+  EXPECT_NEAR(d.black[2], -1.7068F, 1e-4F);
+
+  const auto torchvision = [&](int dy, int dx, bool flip) {
+    std::vector<float> out;
+    for (std::size_t c = 0; c < 3; ++c) {
+      for (int y = 0; y < 32; ++y) {
+        for (int x = 0; x < 32; ++x) {
+          const int sy = y + dy;
+          const int sx = (flip ? 31 - x : x) + dx;
+          const bool inside = sy >= 0 && sy < 32 && sx >= 0 && sx < 32;
+          const std::uint8_t byte =
+              inside ? cifar_pixel(1, 0, c * 1024 + static_cast<std::size_t>(sy * 32 + sx)) : 0;
+          out.push_back((static_cast<float>(byte) / 255.0F - mean[c]) / stddev[c]);
+        }
+      }
+    }
+    return out;
+  };
+  const Augmentation black{
+      .random_crop = true, .crop_padding = 4, .horizontal_flip = true, .fill = d.black};
+  std::uint64_t state = 7;
+  const std::vector<std::uint32_t> first{0};
+  int padded = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<float> out(kCifarImage);
+    std::vector<std::int64_t> label(1);
+    gather_batch(d.train, d.shape, first, out, label, black, state);
+    bool matched = false;
+    for (int dy = -4; dy <= 4 && !matched; ++dy) {
+      for (int dx = -4; dx <= 4 && !matched; ++dx) {
+        for (bool flip : {false, true}) {
+          if (out == torchvision(dy, dx, flip)) {
+            matched = true;
+            padded += dy != 0 || dx != 0;
+            break;
+          }
+        }
+      }
+    }
+    EXPECT_TRUE(matched) << "trial " << trial;
+  }
+  EXPECT_GT(padded, 30) << "most of 81 offsets leave a border";
+}
+
 TEST_F(CifarTest, TruncatedBatchNamesFileAndSize) {
   Bytes bytes = cifar_batch(3);
   bytes.resize(1000);
@@ -778,6 +833,18 @@ TEST(GatherBatch, RandomCropShiftsWithZeroPaddingAndKeepsShape) {
     }
   }
   EXPECT_GT(seen.size(), 25U) << "crops and flips should vary (50 possibilities)";
+}
+
+TEST(GatherBatch, RejectsAFillThatIsNotOnePerChannel) {
+  const SampleShape shape{2, 3, 3};
+  const Split split = numbered_split(shape, 1);
+  const Augmentation augmentation{.random_crop = true, .fill = {-1.0F}};
+  std::vector<float> out(shape.numel());
+  std::vector<std::int64_t> label(1);
+  std::uint64_t state = 1;
+  const std::vector<std::uint32_t> first{0};
+  EXPECT_THROW(gather_batch(split, shape, first, out, label, augmentation, state),
+               std::invalid_argument);
 }
 
 TEST(GatherBatch, SameStateGivesSameAugmentation) {

@@ -111,6 +111,33 @@ TEST(ModelsTest, SgpResNet50Initialisation) {
                            sgp->named_parameters()["conv.weight"]));
 }
 
+// --uniform-fan-out-init, GaussianK-SGD's CIFAR ResNet (models/resnet.py:72-84): every
+// convolution's weights lie within ±1/√(9·out_channels) and fill that range (a uniform of that
+// width has standard deviation bound/√3); the classifier is He normal over its 64 inputs with a
+// zero bias; batch norm starts at 1 and 0 as before.
+TEST(ModelsTest, GaussiankResNet20Initialisation) {
+  ModelSpec spec{"resnet20", 3, 32, 32, 10, {}, {}, {}, {}};
+  spec.resnet_init.uniform_fan_out = true;
+  torch::manual_seed(11);
+  const auto model = make_model(spec);
+  int convolutions = 0;
+  for (const auto& item : model->named_parameters()) {
+    const torch::Tensor& p = item.value();
+    if (p.dim() != 4) continue;
+    ++convolutions;
+    const double bound = 1.0 / std::sqrt(9.0 * static_cast<double>(p.size(0)));
+    EXPECT_LE(p.abs().max().item<double>(), bound) << item.key();
+    EXPECT_GT(p.abs().max().item<double>(), 0.98 * bound) << item.key();
+    EXPECT_NEAR(p.std().item<double>(), bound / std::sqrt(3.0), 0.1 * bound) << item.key();
+    EXPECT_NEAR(p.mean().item<double>(), 0.0, 0.1 * bound) << item.key();
+  }
+  EXPECT_EQ(convolutions, 19);  // the stem and two per block; option-A shortcuts have none
+  const auto parameters = model->named_parameters();
+  EXPECT_EQ(parameters["fc.bias"].abs().max().item<float>(), 0.0F);
+  EXPECT_NEAR(parameters["fc.weight"].std().item<double>(), std::sqrt(2.0 / 64.0), 0.03);
+  EXPECT_EQ(parameters["bn.weight"].min().item<float>(), 1.0F);
+}
+
 ModelSpec lstm_spec(bool tied) {
   ModelSpec spec{"lstm", 1, 1, 1, 50, {}, {}, {}, {}};
   spec.lstm = {.hidden = 16, .layers = 2, .dropout = 0.5, .tied = tied};

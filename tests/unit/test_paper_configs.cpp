@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainer/models.hpp"
@@ -129,14 +130,31 @@ TEST(PaperConfigs, LstmIsTheOriginalsModel) {
   }
 }
 
+// The four CIFAR configs pad the random crop as torchvision does before normalizing, with black
+// (gtopkssgd dl_trainer.py:313-316, GaussianK-SGD dl_trainer.py:348-351: RandomCrop(32,
+// padding=4) ahead of Normalize); the Gaussian-k ResNet-20 starts from that code's
+// initialization (GaussianK-SGD models/resnet.py:72-84), the gTop-k one from He's (gtopkssgd
+// models/resnet.py:75 draws conv weights from N(0, 2/n): FIDELITY.md G42).
+TEST(PaperConfigs, CifarConfigsPadWithBlackAndGaussiankResNetInitializesAsItsCode) {
+  for (const char* config : {"gtopk/cifar10-resnet20.toml", "gtopk/cifar10-vgg16.toml",
+                             "gaussiank/cifar10-resnet20.toml", "gaussiank/cifar10-vgg16.toml"}) {
+    const Options o = parse_config(config);
+    EXPECT_EQ(o.crop_fill, CropFill::black) << config;
+    EXPECT_EQ(o.uniform_fan_out_init, std::string(config) == "gaussiank/cifar10-resnet20.toml")
+        << config;
+  }
+}
+
 // job_scripts/submit_SGP_ETH.sh:20-27: batch 256, lr 0.1 scaled by P·256/256 (gossip_sgd.py:516),
 // 90 epochs, Nesterov, warm-up from 0.1 to 0.1·P over 5 epochs (gossip_sgd.py:519-526), x0.1 at
 // 30/60/80, graph_type 0; momentum 0.9 and weight decay 1e-4 on every parameter by default
 // (gossip_sgd.py:89-91, 200-204); init_model (gossip_sgd.py:693-707): zero-γ, fc N(0, 0.01²).
+// The graph is the sgp_pytorch0.5 tag's, which produced the paper's numbers (README.md:59): its
+// graph_type 0 lists each peer once (graph_manager.py:102-113 at the tag).
 TEST(PaperConfigs, SgpIsTheOriginalsRun) {
   const Options o = parse_config("sgp/imagenet-resnet50.toml");
   EXPECT_EQ(o.algo, "sgp");
-  EXPECT_EQ(o.topology, "exponential-two-sided");
+  EXPECT_EQ(o.topology, "exponential-two-sided-distinct");
   EXPECT_EQ(o.peers_per_iter, 1);
   EXPECT_EQ(o.model, "resnet50");
   EXPECT_EQ(o.batch_size, 256);
@@ -160,13 +178,18 @@ TEST(PaperConfigs, SgpIsTheOriginalsRun) {
 
 // job_scripts/submit_DPSGD_ETH.sh:19-26 and submit_ADPSGD_ETH.sh:20-27: the SGP script's settings
 // with --push_sum False --graph_type 1: gossiper.py PushPull (D-PSGD) and BilatPushPull (AD-PSGD)
-// on graph_manager.py's DynamicBipartiteExponentialGraph.
-TEST(PaperConfigs, SgpCodesDpsgdAndAdpsgdAreDirected) {
+// on graph_manager.py's DynamicBipartiteExponentialGraph. D-PSGD follows the sgp_pytorch0.5 tag,
+// whose graph pairs ranks symmetrically (graph_manager.py:124-159 at the tag); AD-PSGD follows
+// HEAD's directed shift, since the tag cannot run it (ad_psgd.py:31 at the tag imports a
+// BilatPushPull its gossiper.py lacks).
+TEST(PaperConfigs, SgpCodesDpsgdAndAdpsgdMixAsTheirCodeDoes) {
   const Options sgp = parse_config("sgp/imagenet-resnet50.toml");
-  for (const std::string algo : {"dpsgd", "adpsgd"}) {
+  for (const auto& [algo, topology] :
+       {std::pair<std::string, std::string>{"dpsgd", "bipartite-exponential-pairs"},
+        std::pair<std::string, std::string>{"adpsgd", "bipartite-exponential-two-sided"}}) {
     const Options o = parse_config("sgp/imagenet-resnet50-" + algo + ".toml");
     EXPECT_EQ(o.algo, algo);
-    EXPECT_EQ(o.topology, "bipartite-exponential-two-sided");
+    EXPECT_EQ(o.topology, topology);
     EXPECT_EQ(o.gossip_mixing, "directed");
     nlohmann::json same = o, as_sgp = sgp;
     for (const char* key : {"algo", "topology", "gossip_mixing"}) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/gossip/topology.hpp"
@@ -85,8 +86,10 @@ INSTANTIATE_TEST_SUITE_P(
     All, Topologies,
     ::testing::Values(Case{"exponential", 1}, Case{"exponential", 2}, Case{"exponential", 5},
                       Case{"exponential-two-sided", 1}, Case{"exponential-two-sided", 3},
-                      Case{"bipartite-exponential", 1}, Case{"bipartite-exponential-two-sided", 1},
-                      Case{"ring", 1}, Case{"complete", 1}),
+                      Case{"exponential-two-sided-distinct", 1},
+                      Case{"exponential-two-sided-distinct", 3}, Case{"bipartite-exponential", 1},
+                      Case{"bipartite-exponential-two-sided", 1},
+                      Case{"bipartite-exponential-pairs", 1}, Case{"ring", 1}, Case{"complete", 1}),
     [](const auto& info) {
       std::string name = info.param.name + "_" + std::to_string(info.param.peers_per_iter);
       std::replace(name.begin(), name.end(), '-', '_');
@@ -105,15 +108,15 @@ TEST(TopologyTest, ExponentialCyclesThroughPowersOfTwo) {
   EXPECT_EQ(make_topology("exponential", 3, 5)->out_peers(0, 0), (std::vector<int>{1, 2}));
 }
 
-// A directed shift at P = 8, one peer a round: at round t rank r sends to r + offsets[t mod L]
+// A directed shift at P ranks, one peer a round: at round t rank r sends to r + offsets[t mod L]
 // and hears from r − offsets[t mod L], L = offsets.size(); over two cycles.
-void expect_shifts(const std::string& name, const std::vector<int>& offsets) {
-  const auto g = make_topology(name, 8, 1);
+void expect_shifts(const std::string& name, const std::vector<int>& offsets, int p = 8) {
+  const auto g = make_topology(name, p, 1);
   for (std::uint64_t t = 0; t < 2 * offsets.size(); ++t) {
     const int offset = offsets[t % offsets.size()];
-    for (int r = 0; r < 8; ++r) {
-      EXPECT_EQ(g->out_peers(r, t), std::vector<int>{(r + offset + 8) % 8}) << r << " " << t;
-      EXPECT_EQ(g->in_peers(r, t), std::vector<int>{(r - offset + 8) % 8}) << r << " " << t;
+    for (int r = 0; r < p; ++r) {
+      EXPECT_EQ(g->out_peers(r, t), std::vector<int>{(r + offset + p) % p}) << r << " " << t;
+      EXPECT_EQ(g->in_peers(r, t), std::vector<int>{(r - offset + p) % p}) << r << " " << t;
     }
   }
   EXPECT_FALSE(g->symmetric());
@@ -130,6 +133,49 @@ TEST(TopologyTest, ExponentialTwoSidedIsSgpGraphZero) {
   EXPECT_EQ(two->out_peers(0, 3), (std::vector<int>{1, 7}));
   // P = 4: +2 and −2 are one peer, sent to once.
   EXPECT_EQ(make_topology("exponential-two-sided", 4, 2)->out_peers(0, 1), std::vector<int>{2});
+}
+
+// graph_type 0 at the sgp_pytorch0.5 tag, which produced the paper's runs (graph_manager.py:102-113
+// there): a peer already in the phone book is not added again, so for P = 2^k the pair +2^m, −2^m
+// (m = ⌊log2(P−1)⌋ = k − 1) is one entry and the cycle has 2m + 1 entries where HEAD's has
+// 2m + 2 (exponential-two-sided visits the peer at distance P/2 twice a cycle).
+TEST(TopologyTest, ExponentialTwoSidedDistinctIsTheTagsGraphZero) {
+  expect_shifts("exponential-two-sided-distinct", {1, -1, 2}, 4);
+  expect_shifts("exponential-two-sided-distinct", {1, -1, 2, -2, 4}, 8);
+  expect_shifts("exponential-two-sided-distinct", {1, -1, 2, -2, 4, -4, 8}, 16);
+  expect_shifts("exponential-two-sided", {1, -1, 2, -2}, 4);
+  expect_shifts("exponential-two-sided", {1, -1, 2, -2, 4, -4, 8, -8}, 16);
+  // P = 6 drops +4 and −4, which are −2 and +2.
+  expect_shifts("exponential-two-sided-distinct", {1, -1, 2, -2}, 6);
+  // Two a round still take consecutive entries of the shorter list: at P = 8, round 2 takes
+  // entries 4 and 0 (+4, +1).
+  EXPECT_EQ(make_topology("exponential-two-sided-distinct", 8, 2)->out_peers(0, 2),
+            (std::vector<int>{4, 1}));
+}
+
+// graph_type 1 at the sgp_pytorch0.5 tag (graph_manager.py:124-159 there; gossiper.py PushPull
+// takes entry t of every rank's list): an active (odd) rank lists r + o, r − o and a passive
+// (even) rank r − o, r + o, each peer once, so active r and passive r + a_t name each other at
+// every round: symmetric pairs whose direction alternates. The active ranks' cycle is +1, −1 at
+// P = 4 (+3 and −3 are −1 and +1), +1, −1, +3, −3 at P = 8, and +1, −1, +3, −3, +5, −5, +9, −9
+// at P = 16.
+TEST(TopologyTest, BipartiteExponentialPairsIsTheTagsSymmetricGraphOne) {
+  const std::vector<std::pair<int, std::vector<int>>> cycles = {
+      {4, {1, -1}}, {8, {1, -1, 3, -3}}, {16, {1, -1, 3, -3, 5, -5, 9, -9}}};
+  for (const auto& [p, offsets] : cycles) {
+    const auto g = make_topology("bipartite-exponential-pairs", p, 1);
+    EXPECT_TRUE(g->symmetric());
+    for (std::uint64_t t = 0; t < 2 * offsets.size(); ++t) {
+      const int offset = offsets[t % offsets.size()];
+      for (int r = 1; r < p; r += 2) {
+        const int partner = (r + offset + p) % p;
+        EXPECT_EQ(g->out_peers(r, t), std::vector<int>{partner}) << p << " " << r << " " << t;
+        EXPECT_EQ(g->out_peers(partner, t), std::vector<int>{r}) << p << " " << r << " " << t;
+        EXPECT_EQ(g->in_peers(r, t), std::vector<int>{partner}) << p << " " << r << " " << t;
+      }
+    }
+  }
+  EXPECT_THROW(make_topology("bipartite-exponential-pairs", 6 + 1, 1), std::invalid_argument);
 }
 
 // The SGP code's graph_type 1 as its D-PSGD scripts run it (graph_manager.py,

@@ -31,21 +31,22 @@ SampleTransform draw_transform(const Augmentation& augmentation, std::uint64_t& 
 }
 
 void transform_sample(const float* in, float* out, const SampleShape& shape,
-                      const SampleTransform& transform) {
+                      const SampleTransform& transform, std::span<const float> fill) {
   const int height = shape.height;
   const int width = shape.width;
   for (int c = 0; c < shape.channels; ++c) {
+    const float border = fill.empty() ? 0.0F : fill[static_cast<std::size_t>(c)];
     for (int y = 0; y < height; ++y) {
       float* out_row = out + (static_cast<std::size_t>(c) * height + y) * width;
       const int src_y = y + transform.dy;
       if (src_y < 0 || src_y >= height) {
-        std::fill_n(out_row, width, 0.0F);
+        std::fill_n(out_row, width, border);
         continue;
       }
       const float* in_row = in + (static_cast<std::size_t>(c) * height + src_y) * width;
       for (int x = 0; x < width; ++x) {
         const int src_x = (transform.flip ? width - 1 - x : x) + transform.dx;
-        out_row[x] = (src_x >= 0 && src_x < width) ? in_row[src_x] : 0.0F;
+        out_row[x] = (src_x >= 0 && src_x < width) ? in_row[src_x] : border;
       }
     }
   }
@@ -78,6 +79,11 @@ void gather_batch(const Split& split, const SampleShape& shape,
     throw std::invalid_argument("gather_batch: crop_padding " +
                                 std::to_string(augmentation.crop_padding) + " must be >= 0");
   }
+  if (!augmentation.fill.empty() &&
+      augmentation.fill.size() != static_cast<std::size_t>(shape.channels)) {
+    throw std::invalid_argument("gather_batch: " + std::to_string(augmentation.fill.size()) +
+                                " fill values for " + std::to_string(shape.channels) + " channels");
+  }
   const bool augment = augmentation.random_crop || augmentation.horizontal_flip;
 
   for (std::size_t i = 0; i < indices.size(); ++i) {
@@ -89,7 +95,8 @@ void gather_batch(const Split& split, const SampleShape& shape,
     const float* sample = split.features.data() + index * numel;
     float* out = out_features.data() + i * numel;
     if (augment) {
-      transform_sample(sample, out, shape, draw_transform(augmentation, rng_state));
+      transform_sample(sample, out, shape, draw_transform(augmentation, rng_state),
+                       augmentation.fill);
     } else {
       std::copy_n(sample, numel, out);
     }

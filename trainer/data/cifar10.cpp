@@ -19,6 +19,12 @@ constexpr int kClasses = 10;
 constexpr std::array<float, 3> kMean{0.4914F, 0.4822F, 0.4465F};
 constexpr std::array<float, 3> kStd{0.2470F, 0.2435F, 0.2616F};
 
+// A byte of channel c as the loader stores it: in [0, 1], then standardized when normalizing.
+float stored_value(std::uint8_t byte, std::size_t channel, bool normalize) {
+  const float x = static_cast<float>(byte) / 255.0F;
+  return normalize ? (x - kMean[channel]) / kStd[channel] : x;
+}
+
 DataError batch_error(const std::filesystem::path& file, const std::string& problem) {
   return DataError(std::string(kLoader) + ": " + file.string() + ": " + problem);
 }
@@ -43,9 +49,7 @@ void append_batch(const std::filesystem::path& file, bool normalize, Split& spli
     }
     split.labels.push_back(label);
     for (std::size_t i = 0; i < kImageBytes; ++i) {
-      const std::size_t channel = i / kPixelsPerChannel;
-      const float x = static_cast<float>(record[1 + i]) / 255.0F;
-      split.features.push_back(normalize ? (x - kMean[channel]) / kStd[channel] : x);
+      split.features.push_back(stored_value(record[1 + i], i / kPixelsPerChannel, normalize));
     }
   }
 }
@@ -58,6 +62,9 @@ Dataset load_cifar10(const DatasetOptions& options) {
   dataset.name = kLoader;
   dataset.shape = kShape;
   dataset.num_classes = kClasses;
+  for (std::size_t c = 0; c < kMean.size(); ++c) {
+    dataset.black.push_back(stored_value(0, c, options.normalize));
+  }
   for (int batch = 1; batch <= 5; ++batch) {
     append_batch(dir / ("data_batch_" + std::to_string(batch) + ".bin"), options.normalize,
                  dataset.train);

@@ -56,6 +56,10 @@ struct Dataset {
   std::optional<ImageFolder> train_images, validation_images;
   // ptb only: token streams for a language model; num_classes is the vocabulary's size.
   std::optional<TextCorpus> text;
+  // cifar10 only: a black pixel of each channel as stored (after normalization), the border
+  // torchvision's RandomCrop pads with before it normalizes (Augmentation::fill). Empty for the
+  // other data sets.
+  std::vector<float> black;
 
   // Samples, or tokens of a text.
   std::size_t train_size() const {
