@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace commsgd::algorithms {
 namespace {
@@ -31,14 +32,14 @@ class Exponential final : public Topology {
   std::vector<int> offsets_;  // 1, 2, 4, ..., 2^m
 };
 
-// ±1, ±2, ±4, ..., ±2^m modulo P, m = ⌊log2(P−1)⌋, in the order +1, −1, +2, −2, ...: the peer
-// lists of the SGP code's graph_type 0. With `distinct`, an offset already listed is dropped, as
-// the sgp_pytorch0.5 tag's phone book does (graph_manager.py:102-113): for P = 2^m, +2^m and −2^m
-// are one peer, listed once. HEAD's duplicate check never matches, so it keeps both.
-std::vector<int> two_sided_powers_of_two(int size, bool distinct) {
+// +o, −o modulo P for each offset o of `forward` in turn: the peer lists of the SGP code's graphs
+// (graph_manager.py). With `distinct`, an offset already listed is dropped, as the sgp_pytorch0.5
+// tag's phone book does (graph_manager.py:102-113): for P = 2^m, +2^m and −2^m are one peer,
+// listed once. HEAD's duplicate check never matches, so it keeps both.
+std::vector<int> both_ways(const std::vector<int>& forward, int size, bool distinct) {
   std::vector<int> offsets;
-  for (int offset = 1; offset <= size - 1; offset *= 2) {
-    for (const int o : {offset, size - offset}) {  // +offset, −offset
+  for (const int offset : forward) {
+    for (const int o : {offset % size, (size - offset % size) % size}) {
       if (!distinct || std::find(offsets.begin(), offsets.end(), o) == offsets.end()) {
         offsets.push_back(o);
       }
@@ -47,15 +48,38 @@ std::vector<int> two_sided_powers_of_two(int size, bool distinct) {
   return offsets;
 }
 
+// 1, 2, 4, ..., 2^m and 1, 3, 5, 9, ..., 1 + 2^m, m = ⌊log2(P−1)⌋: graph_type 0's offsets and
+// graph_type 1's (odd, so that odd ranks talk only to even ones).
+std::vector<int> powers_of_two(int size) {
+  std::vector<int> offsets;
+  for (int power = 1; power <= size - 1; power *= 2) offsets.push_back(power);
+  return offsets;
+}
+std::vector<int> one_plus_powers_of_two(int size) {
+  std::vector<int> offsets = powers_of_two(size);
+  for (std::size_t i = 1; i < offsets.size(); ++i) ++offsets[i];
+  return offsets;
+}
+
+void require_even_workers(int size, const std::string& topology) {
+  if (size % 2 != 0) {
+    throw std::invalid_argument("--topology " + topology +
+                                " needs an even number of workers (got " + std::to_string(size) +
+                                ")");
+  }
+}
+
 // The SGP code's graph_type 0 (graph_manager.py, DynamicDirectedExponentialGraph): the offsets of
-// two_sided_powers_of_two taken n = peers_per_iter at a time in turn: at iteration t rank r sends
+// both_ways(powers_of_two) taken n = peers_per_iter at a time in turn: at iteration t rank r sends
 // to r + o for the offsets o at positions (t·n + j) mod L, j < n, L the list's length (2(m+1) at
 // HEAD; 2m+1 at the tag for P = 2^m). The paper's graph (Exponential above) has the forward
 // offsets alone.
 class ExponentialTwoSided final : public Topology {
  public:
   ExponentialTwoSided(int size, int peers_per_iter, bool distinct)
-      : Topology(size), peers_(peers_per_iter), offsets_(two_sided_powers_of_two(size, distinct)) {}
+      : Topology(size),
+        peers_(peers_per_iter),
+        offsets_(both_ways(powers_of_two(size), size, distinct)) {}
   std::vector<int> out_peers(int rank, std::uint64_t t) const override {
     std::vector<int> peers;
     const std::size_t count = offsets_.size();
@@ -80,12 +104,7 @@ class ExponentialTwoSided final : public Topology {
 class BipartiteExponential final : public Topology {
  public:
   explicit BipartiteExponential(int size) : Topology(size) {
-    if (size % 2 != 0) {
-      throw std::invalid_argument(
-          "--topology bipartite-exponential needs an even number of "
-          "workers (got " +
-          std::to_string(size) + ")");
-    }
+    require_even_workers(size, "bipartite-exponential");
     offsets_.push_back(1);
     for (int power = 2; 1 + power < size; power *= 2) offsets_.push_back(1 + power);
   }
@@ -108,17 +127,9 @@ class BipartiteExponential final : public Topology {
 // symmetric: this is a directed shift (the symmetric pairs are bipartite-exponential). Even P.
 class BipartiteExponentialTwoSided final : public Topology {
  public:
-  explicit BipartiteExponentialTwoSided(int size) : Topology(size) {
-    if (size % 2 != 0) {
-      throw std::invalid_argument(
-          "--topology bipartite-exponential-two-sided needs an even number of workers (got " +
-          std::to_string(size) + ")");
-    }
-    for (int power = 1, i = 0; power <= size - 1; power *= 2, ++i) {
-      const int offset = i == 0 ? 1 : 1 + power;
-      offsets_.push_back(offset % size);
-      offsets_.push_back((size - offset % size) % size);
-    }
+  explicit BipartiteExponentialTwoSided(int size)
+      : Topology(size), offsets_(both_ways(one_plus_powers_of_two(size), size, false)) {
+    require_even_workers(size, "bipartite-exponential-two-sided");
   }
   std::vector<int> out_peers(int rank, std::uint64_t t) const override {
     return {(rank + offsets_[t % offsets_.size()]) % size()};
@@ -138,18 +149,9 @@ class BipartiteExponentialTwoSided final : public Topology {
 // (BipartiteExponential). Even P.
 class BipartiteExponentialPairs final : public Topology {
  public:
-  explicit BipartiteExponentialPairs(int size) : Topology(size) {
-    if (size % 2 != 0) {
-      throw std::invalid_argument(
-          "--topology bipartite-exponential-pairs needs an even number of workers (got " +
-          std::to_string(size) + ")");
-    }
-    for (int power = 1, i = 0; power <= size - 1; power *= 2, ++i) {
-      const int offset = (i == 0 ? 1 : 1 + power) % size;
-      for (const int o : {offset, (size - offset) % size}) {  // +offset, −offset
-        if (std::find(offsets_.begin(), offsets_.end(), o) == offsets_.end()) offsets_.push_back(o);
-      }
-    }
+  explicit BipartiteExponentialPairs(int size)
+      : Topology(size), offsets_(both_ways(one_plus_powers_of_two(size), size, true)) {
+    require_even_workers(size, "bipartite-exponential-pairs");
   }
   std::vector<int> out_peers(int rank, std::uint64_t t) const override {
     const int offset = offsets_[t % offsets_.size()];

@@ -46,14 +46,7 @@ expect "network profile variables" "ob1|tcp,self,vader" \
   "SELECT DISTINCT json_extract(config, '\$.network_environment.OMPI_MCA_pml'),
           json_extract(config, '\$.network_environment.OMPI_MCA_btl') FROM runs"
 
-manifests_before=$(ls "$out/arrays" | wc -l)
-again=$("$sweep" submit "$here/tiny-sweep.toml" --output "$out")
-echo "$again"
-grep -q "nothing to submit" <<<"$again" || fail "submitting again did not say 'nothing to submit'"
-grep -q "submitted" <<<"$again" && fail "submitting again submitted a job"
-[ "$(ls "$out/arrays" | wc -l)" = "$manifests_before" ] || fail "submitting again planned an array"
-[ -z "$(squeue -h)" ] || fail "jobs are queued after the second submission: $(squeue -h)"
-echo "ok: submitting again submits nothing"
+expect_nothing_to_submit submit "$here/tiny-sweep.toml" --output "$out"
 
 timing=$work/timing
 "$sweep" submit --wait "$here/digits-timing-sweep.toml" --output "$timing" ||

@@ -63,14 +63,7 @@ status=$("$sweep" status "$toml" --output "$out")
 [ "$(grep -c ',completed$' <<<"$status")" = 16 ] || fail "status: not 16 completed: $status"
 echo "ok: status says completed for all 16 points"
 
-manifests_before=$(ls "$out/arrays" | wc -l)
-again=$("$sweep" submit --max-running 2 "$toml" --output "$out")
-echo "$again"
-grep -q "nothing to submit" <<<"$again" || fail "submitting again did not say 'nothing to submit'"
-grep -q "submitted" <<<"$again" && fail "submitting again submitted a job"
-[ "$(ls "$out/arrays" | wc -l)" = "$manifests_before" ] || fail "submitting again planned an array"
-[ -z "$(squeue -h)" ] || fail "jobs are queued after the second submission: $(squeue -h)"
-echo "ok: submitting again submits nothing"
+expect_nothing_to_submit submit --max-running 2 "$toml" --output "$out"
 
 # Six points lose their run: the next plan has just them, in 2 arrays of 3 (not 5 + 1).
 find "$out/runs" -name '*.sqlite' | sort | head -n 6 | xargs rm

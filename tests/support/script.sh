@@ -40,3 +40,17 @@ expect() {
   [ "$got" = "$2" ] || fail "$1: expected '$2', got '$got'"
   echo "ok: $1 ($got)"
 }
+
+# A sweep submitted again once every point has completed: `$sweep ARGS...` (ARGS a submit of the
+# sweep whose output folder is $out) says so, plans no array and queues no job.
+expect_nothing_to_submit() {
+  local arrays_before again
+  arrays_before=$(ls "$out/arrays" | wc -l)
+  again=$("$sweep" "$@")
+  echo "$again"
+  grep -q "nothing to submit" <<<"$again" || fail "submitting again did not say 'nothing to submit'"
+  ! grep -q "submitted" <<<"$again" || fail "submitting again submitted a job"
+  [ "$(ls "$out/arrays" | wc -l)" = "$arrays_before" ] || fail "submitting again planned an array"
+  [ -z "$(squeue -h)" ] || fail "jobs are queued after the second submission: $(squeue -h)"
+  echo "ok: submitting again submits nothing"
+}
