@@ -303,9 +303,9 @@ link_node_libraries() {
   export LD_LIBRARY_PATH=$CHECK_WORK/node-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }
 
-# NCCL for the build: its library and header wherever they were found, as one prefix that
-# NCCL_HOME, NCCL_ROOT and CMAKE_PREFIX_PATH name (the pip wheel has libnccl.so.2 but no
-# libnccl.so to link with).
+# NCCL for the build: the library the carried programs load and the header found, as one prefix
+# that NCCL_ROOT names (cmake/FindNCCL.cmake looks there first), so that the build takes that
+# NCCL even where its header and library lie apart.
 use_nccl() {
   local lib header nccl=$CHECK_WORK/nccl
   lib=$(library_dirs | first_holding libnccl.so.2)
@@ -320,9 +320,7 @@ use_nccl() {
   mkdir -p "$nccl/lib"
   ln -s "${header#* }" "$nccl/include"
   ln -s "${lib#* }/libnccl.so.2" "$nccl/lib/libnccl.so.2"
-  ln -s libnccl.so.2 "$nccl/lib/libnccl.so"
-  export NCCL_HOME=$nccl NCCL_ROOT=$nccl
-  export CMAKE_PREFIX_PATH=$nccl${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export NCCL_ROOT=$nccl
 }
 
 # nvcc's toolkit, put on the PATH for CMake if it was not.

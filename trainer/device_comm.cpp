@@ -37,7 +37,7 @@ std::vector<GpuUuid> gather_gpu_uuids(comm::Communicator& comm, int device) {
   if (const cudaError_t status = cudaGetDeviceProperties(&properties, device);
       status != cudaSuccess) {
     error = std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(status);
-    (void)cudaGetLastError();  // read, so that no later call reports it as its own
+    kernels::cuda::discard(status);
   }
   agree_on_setup(comm, error);
   static_assert(sizeof properties.uuid.bytes == sizeof mine);

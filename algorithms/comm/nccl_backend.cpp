@@ -1,6 +1,7 @@
 #include "algorithms/comm/nccl_backend.hpp"
 
 #include "algorithms/comm/make_nccl_backend.hpp"
+#include "kernels/cuda/device_array.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -194,7 +195,7 @@ void NcclBackend::synchronize(void* stream) {
     return state != cudaErrorNotReady;
   });
   if (state != cudaSuccess) {
-    (void)cudaGetLastError();  // read here, so that no later launch reports it as its own
+    kernels::cuda::discard(state);
     fail("cudaStreamQuery", cudaGetErrorString(state));
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace commsgd::algorithms {
 namespace {
@@ -97,16 +98,20 @@ class ExponentialTwoSided final : public Topology {
   std::vector<int> offsets_;
 };
 
-// Bipartite exponential graph (Lian et al. 2018): odd ranks are active, even ranks passive; at
-// iteration t active rank r pairs with r + o_t, o_t cycling through 1, 3, 5, 9, 17, ... (1 + 2^i),
-// and the passive rank with r − o_t. Every offset is odd, so each iteration is a perfect matching
-// between the two halves: the pairs are symmetric.
-class BipartiteExponential final : public Topology {
+// Active-passive pairs on a bipartite graph: odd ranks are active, even ranks passive; at
+// iteration t active rank r pairs with r + o_t and passive rank r with r − o_t, o_t cycling
+// through `offsets`. Every offset is odd, so each iteration is a perfect matching between the two
+// halves: the pairs are symmetric. Lian et al. 2018's bipartite exponential graph takes the
+// offsets 1, 3, 5, 9, 17, ... (1 + 2^i); the SGP code's graph_type 1 at its sgp_pytorch0.5 tag
+// (graph_manager.py:124-159), which produced the paper's D-PSGD runs, takes +1, −1, +3, −3, ...
+// each peer once: an odd rank lists r + o, r − o, an even one r − o, r + o, so the two name each
+// other in every round, where HEAD shifts every rank one way (BipartiteExponentialTwoSided).
+// Even P; `name` is the --topology value, for the error.
+class BipartitePairs final : public Topology {
  public:
-  explicit BipartiteExponential(int size) : Topology(size) {
-    require_even_workers(size, "bipartite-exponential");
-    offsets_.push_back(1);
-    for (int power = 2; 1 + power < size; power *= 2) offsets_.push_back(1 + power);
+  BipartitePairs(int size, std::vector<int> offsets, const std::string& name)
+      : Topology(size), offsets_(std::move(offsets)) {
+    require_even_workers(size, name);
   }
   std::vector<int> out_peers(int rank, std::uint64_t t) const override {
     const int offset = offsets_[t % offsets_.size()];
@@ -124,7 +129,7 @@ class BipartiteExponential final : public Topology {
 // DynamicBipartiteExponentialGraph at e682064): the offsets +1, −1, +3, −3, +5, −5, +9, −9, ...,
 // ±(1 + 2^i) for i up to m = ⌊log2(P−1)⌋, one a round in turn: rank r sends to r + o and hears
 // from r − o. Every offset is odd, so odd ranks talk only to even ones, but the pairs are not
-// symmetric: this is a directed shift (the symmetric pairs are bipartite-exponential). Even P.
+// symmetric: this is a directed shift (the symmetric pairs are BipartitePairs). Even P.
 class BipartiteExponentialTwoSided final : public Topology {
  public:
   explicit BipartiteExponentialTwoSided(int size)
@@ -138,29 +143,6 @@ class BipartiteExponentialTwoSided final : public Topology {
 
  private:
   std::vector<int> offsets_;  // 1, P−1, 3, P−3, 5, P−5, ... (modulo P)
-};
-
-// The SGP code's graph_type 1 as the sgp_pytorch0.5 tag builds it (graph_manager.py:124-159),
-// which produced the paper's D-PSGD runs: an odd (active) rank lists r + o, r − o and
-// an even (passive) rank r − o, r + o for o = 1, 3, 5, 9, ..., 1 + 2^i (i ≤ m = ⌊log2(P−1)⌋), each
-// peer once. Round t takes entry t mod L of both lists, so active r and passive r + a_t name each
-// other: symmetric pairs, alternating direction (+1, −1, +3, −3, ...), where HEAD shifts every
-// rank one way (BipartiteExponentialTwoSided above) and Lian et al. pair forward only
-// (BipartiteExponential). Even P.
-class BipartiteExponentialPairs final : public Topology {
- public:
-  explicit BipartiteExponentialPairs(int size)
-      : Topology(size), offsets_(both_ways(one_plus_powers_of_two(size), size, true)) {
-    require_even_workers(size, "bipartite-exponential-pairs");
-  }
-  std::vector<int> out_peers(int rank, std::uint64_t t) const override {
-    const int offset = offsets_[t % offsets_.size()];
-    return {rank % 2 == 1 ? (rank + offset) % size() : (rank - offset + size()) % size()};
-  }
-  bool symmetric() const override { return true; }
-
- private:
-  std::vector<int> offsets_;  // the active ranks': 1, P−1, 3, P−3, ..., each once (modulo P)
 };
 
 class Ring final : public Topology {
@@ -219,7 +201,8 @@ std::span<const TopologyRow> topology_table() {
       {"bipartite-exponential",
        "odd ranks pair with r + 1, r + 3, r + 5, r + 9, ... in turn; symmetric, even P",
        [](int size, int) -> std::unique_ptr<Topology> {
-         return std::make_unique<BipartiteExponential>(size);
+         return std::make_unique<BipartitePairs>(size, one_plus_powers_of_two(size),
+                                                 "bipartite-exponential");
        }},
       {"bipartite-exponential-two-sided",
        "r sends to r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn (the SGP code's graph_type 1, "
@@ -232,7 +215,9 @@ std::span<const TopologyRow> topology_table() {
        "SGP code's graph_type 1 at its sgp_pytorch0.5 tag, the paper's D-PSGD); "
        "symmetric, even P",
        [](int size, int) -> std::unique_ptr<Topology> {
-         return std::make_unique<BipartiteExponentialPairs>(size);
+         return std::make_unique<BipartitePairs>(
+             size, both_ways(one_plus_powers_of_two(size), size, true),
+             "bipartite-exponential-pairs");
        }},
       {"ring", "r with r - 1 and r + 1; static, symmetric",
        [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Ring>(size); }},
