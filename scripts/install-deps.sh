@@ -15,6 +15,7 @@ packages=(
   python3-matplotlib                       # commsgd-report plot
   python3-torch                            # tools/export_torchscript.py (--model torchscript)
   slurm-wlm munge iproute2 jq              # the cluster in a box and its tests (jobs/local)
+  strace                                   # which files the ranks open (tests/mpi/test_nonfinite)
 )
 
 missing=()

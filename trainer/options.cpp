@@ -412,7 +412,9 @@ void add_options(CLI::App& app, Options& o) {
       ->group(opt);
 
   const std::string rec = "Recording";
-  app.add_option("--db", o.db, "SQLite file for the run record (shared by several runs: WAL)")
+  app.add_option("--db", o.db,
+                 "SQLite file for the run record, which several runs may share (on a network "
+                 "file system one at a time)")
       ->group(rec);
   app.add_option("--db-dir", o.db_dir, "Without --db: write DIR/<run id>.sqlite")->group(rec);
   app.add_option("--log-every", o.log_every, "Record step timings every N iterations")

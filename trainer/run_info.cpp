@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "analysis/record/peer_failures.hpp"
 #include "trainer/setup_check.hpp"
 
 extern char** environ;
@@ -95,9 +96,11 @@ std::filesystem::path database_path(const Options& o, const std::string& run_id)
   return std::filesystem::path(o.db_dir) / (run_id + ".sqlite");
 }
 
-void mark_failed(record::RunDatabase& db, const std::string& run_id, const std::string& reason) {
+void mark_failed(record::RunDatabase& db, const std::filesystem::path& file,
+                 const std::string& run_id, const std::string& reason) {
   try {
     db.finish_run(run_id, record::RunStatus::failed, reason);
+    record::fold_peer_failures(db, file, run_id);
   } catch (const std::exception& e) {
     fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
                e.what());
@@ -125,11 +128,12 @@ record::GradStatsRow grad_stats_row(const algorithms::GradStats& g, long step, i
 void record_peer_failure(const Options& o, const std::string& run_id, int rank,
                          const std::string& error) {
   const std::filesystem::path file = database_path(o, run_id);
-  if (!std::filesystem::exists(file)) return;
+  if (!std::filesystem::exists(file)) return;  // rank 0 failed before it recorded the run
   try {
-    record::RunDatabase(file).finish_run(run_id, record::RunStatus::failed,
-                                         fmt::format("rank {}: {}", rank, error));
-  } catch (const std::exception&) {
+    record::write_peer_failure(file, {run_id, rank, record::utc_now_iso8601(), error, {}});
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "commsgd-train: warning: rank {}: could not record its failure: {}\n", rank,
+               e.what());
   }
 }
 

@@ -11,6 +11,7 @@
 #include "algorithms/algorithm.hpp"
 #include "algorithms/comm/communicator.hpp"
 #include "analysis/record/run_database.hpp"
+#include "analysis/record/writer_claim.hpp"
 #include "trainer/data/batch_reader.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/sampler.hpp"
@@ -34,7 +35,8 @@ struct Setup {
   std::optional<data::TokenStreams> train_streams, validation_streams;  // language models
   std::unique_ptr<algorithms::Algorithm> algorithm;
   long iterations_per_epoch = 0;
-  std::optional<record::RunDatabase> db;  // rank 0 only
+  std::unique_ptr<record::WriterClaim> db_claim;  // rank 0, --db on a network file system
+  std::optional<record::RunDatabase> db;          // rank 0 only
   record::RunInfo run;
 };
 

@@ -13,7 +13,9 @@
 #include <thread>
 
 #include "algorithms/comm/pending_waits.hpp"
+#include "analysis/record/peer_failures.hpp"
 #include "analysis/record/run_database.hpp"
+#include "analysis/record/writer_claim.hpp"
 #include "trainer/exit_codes.hpp"
 
 namespace commsgd::trainer::termination {
@@ -28,6 +30,7 @@ std::condition_variable loop_stopped_changed;
 // A connection of its own, opened ahead of time: when the signal comes, mpirun's SIGKILL follows
 // within seconds, and one UPDATE is all there is time for.
 std::optional<record::RunDatabase> run_database;
+std::filesystem::path run_database_file;
 std::string run_id;
 
 sigset_t watched_signals() {
@@ -66,6 +69,7 @@ void watch() {
     if (run_database) {
       try {
         run_database->finish_run(run_id, status, reason);
+        record::fold_peer_failures(*run_database, run_database_file, run_id);
       } catch (const std::exception& e) {
         fmt::print(stderr, "commsgd-train: warning: could not mark run {} {}: {}\n", run_id,
                    record::to_string(status), e.what());
@@ -77,6 +81,10 @@ void watch() {
     std::unique_lock lock(mutex);
     const auto grace = std::chrono::duration<double>(kStopGraceSeconds);
     if (loop_stopped_changed.wait_for(lock, grace, [] { return loop_stopped; })) return;
+  }
+  {
+    const std::lock_guard lock(mutex);
+    if (!run_database_file.empty()) record::release_writer_claim(run_database_file);
   }
   _exit(kExitSignalBase + signal);
 }
@@ -92,6 +100,7 @@ void install() {
 void record_run(const std::filesystem::path& database, const std::string& id) {
   const std::lock_guard lock(mutex);
   run_database.emplace(database);
+  run_database_file = database;
   run_id = id;
 }
 
@@ -116,6 +125,7 @@ void record_failure(const std::string& reason) {
   if (!run_database) return;
   try {
     run_database->finish_run(run_id, record::RunStatus::failed, reason);
+    record::fold_peer_failures(*run_database, run_database_file, run_id);
   } catch (const std::exception& e) {
     fmt::print(stderr, "commsgd-train: warning: could not mark run {} failed: {}\n", run_id,
                e.what());

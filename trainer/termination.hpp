@@ -16,7 +16,9 @@ namespace commsgd::trainer {
 namespace termination {
 
 void install();
-// From here on, a signal marks this run failed (or preempted) in `database` (rank 0 only).
+// From here on, a signal marks this run failed (or preempted) in `database` (rank 0 only), or
+// with a peer's failure that came first, and releases the database's writer claim before the
+// process exits (writer_claim.hpp).
 void record_run(const std::filesystem::path& database, const std::string& run_id);
 // Marks the run failed with `reason` now, from any thread, on the connection opened ahead of time
 // (the stall watchdog: the main thread is blocked); a later signal leaves the row as it is.

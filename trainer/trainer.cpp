@@ -9,6 +9,7 @@
 
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/stopwatch.hpp"
+#include "analysis/record/peer_failures.hpp"
 #include "kernels/ops.hpp"
 #include "trainer/checkpoint.hpp"
 #include "trainer/data/batch_reader.hpp"
@@ -342,7 +343,8 @@ class TrainingLoop {
   }
 
   // What the algorithm counted during the step: its phases, traffic and achieved density.
-  static void add_algorithm_figures(IterationSample& sample, const algorithms::AlgorithmStats& before,
+  static void add_algorithm_figures(IterationSample& sample,
+                                    const algorithms::AlgorithmStats& before,
                                     const algorithms::AlgorithmStats& after) {
     sample.select_s = after.select_seconds - before.select_seconds;
     sample.communicate_s = after.communicate_seconds - before.communicate_seconds;
@@ -474,8 +476,22 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   // Only now, with every rank known to agree, does a database file appear.
   set_up_together(comm, [&] {
     if (!rank0) return;
-    s.db.emplace(database_path(o, s.run.id));
-    if (resumed) s.db->resume_run(s.run.id, resumed->position.step, resumed->position.epoch);
+    const std::filesystem::path file = database_path(o, s.run.id);
+    const record::FileSystem where = record::file_system_of(file);
+    if (where.network && !o.quiet) {
+      fmt::print(
+          "commsgd-train: {} is on {}, a network file system: the record uses SQLite's "
+          "rollback journal, not WAL\n",
+          file.string(), where.name);
+    }
+    if (where.network && !o.db.empty())
+      s.db_claim = std::make_unique<record::WriterClaim>(file, s.run.id);
+    s.db.emplace(file, where);
+    if (resumed) {
+      // A peer's failure of the attempt before: folded now, before it could pass for this one's.
+      record::fold_peer_failures(*s.db, file, s.run.id);
+      s.db->resume_run(s.run.id, resumed->position.step, resumed->position.epoch);
+    }
   });
 
   if (!resumed) {
@@ -531,7 +547,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
     fmt::print(stderr, "commsgd-train: error: rank {}: {}\n", comm.rank(), e.what());
     if (rank0) {
       termination::forget_run();
-      mark_failed(*s.db, s.run.id, e.what());
+      mark_failed(*s.db, database_path(o, s.run.id), s.run.id, e.what());
     } else {
       record_peer_failure(o, s.run.id, comm.rank(), e.what());
     }

@@ -30,14 +30,17 @@ void exec(sqlite3* db, std::string_view file, const char* sql, const char* what 
     fail(file, what ? what : sql, db);
 }
 
-// Switching to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once, skipping the
-// busy handler, when waiting could deadlock: e.g. several trainers opening a new file together.
-// Retry for as long as the busy timeout; WAL is stored in the file, so this only happens once.
-void enable_wal(sqlite3* db, std::string_view file) {
+// Switching to or from WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+// skipping the busy handler, when waiting could deadlock: e.g. several trainers opening a new file
+// together. Retry for as long as the busy timeout; the mode is stored in the file, so this only
+// happens once.
+void set_journal_mode(sqlite3* db, std::string_view file, JournalMode mode) {
+  const char* sql =
+      mode == JournalMode::wal ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = DELETE";
   const auto deadline = std::chrono::steady_clock::now() + kBusyTimeout;
-  while (sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr) != SQLITE_OK) {
+  while (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
     if (sqlite3_errcode(db) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
-      fail(file, "PRAGMA journal_mode = WAL", db);
+      fail(file, sql, db);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
@@ -204,7 +207,11 @@ sqlite3* RunDatabase::db() const {
   return db_.get();
 }
 
-RunDatabase::RunDatabase(const std::filesystem::path& file) : file_(file.string()) {
+RunDatabase::RunDatabase(const std::filesystem::path& file)
+    : RunDatabase(file, file_system_of(file)) {}
+
+RunDatabase::RunDatabase(const std::filesystem::path& file, const FileSystem& where)
+    : file_(file.string()), file_system_(where) {
   if (file.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(file.parent_path(), ec);
@@ -233,7 +240,7 @@ RunDatabase::RunDatabase(const std::filesystem::path& file) : file_(file.string(
   }
   if (version > kSchemaVersion) throw newer_schema(file_, version);
 
-  enable_wal(raw, file_);                        // readers never block the writer
+  set_journal_mode(raw, file_, journal_mode_for(where));
   exec(raw, file_, "PRAGMA foreign_keys = ON");  // off by default, per connection
   update_schema();
 }
@@ -367,6 +374,15 @@ void RunDatabase::finish_run(std::string_view run_id, RunStatus status,
   st.bind(to_string(status), exit_reason, utc_now_iso8601(), run_id).execute();
   if (sqlite3_changes(db()) == 0)
     throw DatabaseError(fmt::format("{}: finish_run: no running run with id {}", file_, run_id));
+}
+
+bool RunDatabase::record_peer_failure(std::string_view run_id, std::string_view at,
+                                      std::string_view reason) {
+  Statement st(db(), file_, "record_peer_failure", R"sql(
+    UPDATE runs SET status = 'failed', exit_reason = ?1, finished_at = coalesce(finished_at, ?2)
+    WHERE id = ?3 AND (status = 'running' OR (status = 'failed' AND finished_at >= ?2)))sql");
+  st.bind(reason, at, run_id).execute();
+  return sqlite3_changes(db()) > 0;
 }
 
 void RunDatabase::add_bench(std::span<const BenchRow> rows) {

@@ -4,7 +4,8 @@
 // views of analysis/views.sql with this build's definitions.
 //
 // Many trainers (e.g. a SLURM array) may write the same file at once: it is opened in WAL mode
-// with a 30 s busy timeout and every multi-row write is one IMMEDIATE transaction.
+// (the rollback journal on a network file system, file_system.hpp) with a 30 s busy timeout and
+// every multi-row write is one IMMEDIATE transaction.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "analysis/record/file_system.hpp"
 
 struct sqlite3;
 
@@ -103,10 +106,12 @@ class RunDatabase {
  public:
   static constexpr int kSchemaVersion = 3;
 
-  // Opens or creates the file (and its parent directories), enables WAL, a 30 s busy timeout and
-  // foreign keys, then creates or migrates the schema and re-creates the views. Refuses files that
-  // are not SQLite, are SQLite but not ours, or have a newer schema than this build.
+  // Opens or creates the file (and its parent directories), sets the journal mode for the file
+  // system it lies on (`where`; by default file_system_of(file)), a 30 s busy timeout and foreign
+  // keys, then creates or migrates the schema and re-creates the views. Refuses files that are
+  // not SQLite, are SQLite but not ours, or have a newer schema than this build.
   explicit RunDatabase(const std::filesystem::path& file);
+  RunDatabase(const std::filesystem::path& file, const FileSystem& where);
   RunDatabase(RunDatabase&&) noexcept = default;
   RunDatabase& operator=(RunDatabase&&) noexcept = default;
   ~RunDatabase() = default;
@@ -120,6 +125,10 @@ class RunDatabase {
   void record_ranks(std::string_view run_id, std::span<const RankRow> rows);
   // Ends a run that is still 'running' (status must not be running); sets finished_at now.
   void finish_run(std::string_view run_id, RunStatus status, std::string_view exit_reason);
+  // A rank other than 0 failed at `at` (peer_failures.hpp): the run is `failed` with `reason` if
+  // it was still running, or if it failed no earlier than that (rank 0's reason is then only the
+  // consequence: the launcher's SIGTERM, a stalled collective). Returns whether the row changed.
+  bool record_peer_failure(std::string_view run_id, std::string_view at, std::string_view reason);
   void add_bench(std::span<const BenchRow> rows);  // all or nothing, one created_at
 
   // Checkpoints. A run stopped by a signal after writing a checkpoint is `preempted`, whatever a
@@ -133,7 +142,8 @@ class RunDatabase {
   // again. Refuses a run that is missing or already completed. One transaction.
   void resume_run(std::string_view run_id, long next_step, int next_epoch);
 
-  int schema_version() const;         // PRAGMA user_version as stored in the file
+  int schema_version() const;  // PRAGMA user_version as stored in the file
+  const FileSystem& file_system() const { return file_system_; }
   sqlite3* handle() { return db(); }  // for tests and report queries
 
  private:
@@ -145,6 +155,7 @@ class RunDatabase {
   static DatabaseError newer_schema(std::string_view file, int version);
 
   std::string file_;  // as given, for error messages
+  FileSystem file_system_;
   std::unique_ptr<sqlite3, Close> db_;
 };
 

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <string>
 
+#include "analysis/record/peer_failures.hpp"
 #include "analysis/record/run_database.hpp"
 #include "analysis/report/database.hpp"
 #include "analysis/report/format.hpp"
@@ -316,13 +317,15 @@ void add_merge(CLI::App& app) {
     const Connection dest(o->output, SQLITE_OPEN_READWRITE, o->output);
     sqlite3_busy_timeout(dest.get(), 30'000);  // trainers may be writing to it
     dest.exec("PRAGMA foreign_keys = ON");
+    record::RunDatabase folded(o->output);  // the failures kept beside a source, as rank 0 would
     Table t{{"database", "runs_added", "runs_updated", "epochs", "steps", "grad_stats",
-             "norm_study", "ranks", "bench"},
+             "norm_study", "ranks", "bench", "peer_failures"},
             {}};
     for (const Connection& source : sources) {
       const MergeCounts c = merge_into(dest, source);
+      const std::int64_t peer_failures = record::record_peer_failures(folded, source.name());
       t.rows.push_back({source.name(), c.runs_added, c.runs_updated, c.epochs, c.steps,
-                        c.grad_stats, c.norm_study, c.ranks, c.bench});
+                        c.grad_stats, c.norm_study, c.ranks, c.bench, peer_failures});
     }
     print(t, o->format);
   });

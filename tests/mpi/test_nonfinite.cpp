@@ -1,5 +1,6 @@
 // NaN and Inf (--on-nonfinite): a batch whose loss is not finite stops the run as `failed` with a
-// message that says so (the default), or with skip-step is left out while training goes on. The
+// message that says so (the default), or with skip-step is left out while training goes on; the
+// failing rank's message reaches the row through rank 0. The
 // bad batch is real: a data file with one sample at the float limit, which the mlp's first layers
 // overflow. A model that has diverged (every loss non-finite) fails even with skip-step.
 #include <gtest/gtest.h>
@@ -84,6 +85,52 @@ TEST_F(NonFinite, ANonFiniteLossStopsTheRunAsFailedByDefault) {
   EXPECT_EQ(runs[0][0], "failed");
   EXPECT_EQ(runs[0][1].rfind("rank 3: non-finite loss at iteration", 0), 0u) << runs[0][1];
   EXPECT_NE(runs[0][1].find("--on-nonfinite"), std::string::npos) << runs[0][1];
+}
+
+// Only rank 0's host may open the run database (on a cluster it lies on a network file system):
+// ranks 1-3 run under strace, and the one that fails (rank 3, as above) hands its failure over in
+// a file beside the database, which rank 0 folds into the row and removes.
+TEST_F(NonFinite, ARankThatFailsLeavesTheDatabaseToRankZero) {
+  const fs::path db = dir_ / "stop.sqlite", traces = dir_ / "traces";
+  fs::create_directories(traces);
+  std::vector<std::string> args =
+      with(poisoned_run("dense", write_poisoned_csv(dir_), db), {"--seed", "2", "--quiet"});
+  std::vector<std::string> argv = mpirun_base();
+  argv.insert(argv.end(), {"-np", "1", COMMSGD_TRAIN});
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {":", "-np", "3", "strace", "-f", "-ff", "-qq", "-e",
+                           "trace=open,openat,openat2,creat", "-o", (traces / "rank").string(),
+                           COMMSGD_TRAIN});
+  argv.insert(argv.end(), args.begin(), args.end());
+  const ProcessResult run = run_process(argv, std::chrono::seconds(300));
+  ASSERT_FALSE(run.timed_out) << run.output;
+  EXPECT_NE(run.exit_code, 0) << run.output;
+
+  const auto runs = query(db, "select status, exit_reason from runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0][0], "failed");
+  EXPECT_EQ(runs[0][1].rfind("rank 3: non-finite loss at iteration", 0), 0u) << runs[0][1];
+  EXPECT_FALSE(fs::exists(dir_ / "stop.sqlite.peer-failures")) << "not folded";
+
+  // Every file the traced ranks opened: the database (or its -wal, -shm, -journal) never; the
+  // failure file rank 3 wrote, which shows that the traces see what the ranks open.
+  const std::string database = "\"" + db.string();
+  bool handed_over = false;
+  int files = 0;
+  for (const fs::directory_entry& trace : fs::directory_iterator(traces)) {
+    ++files;
+    std::ifstream in(trace.path());
+    for (std::string line; std::getline(in, line);) {
+      const std::size_t at = line.find(database);
+      if (at == std::string::npos) continue;
+      const char next = line[at + database.size()];
+      EXPECT_TRUE(next != '"' && next != '-') << trace.path().filename() << ": " << line;
+      handed_over |= line.find(".peer-failures/") != std::string::npos &&
+                     line.find(".rank3.part\"") != std::string::npos;
+    }
+  }
+  EXPECT_GE(files, 3);
+  EXPECT_TRUE(handed_over) << "no trace shows rank 3 writing its failure beside the database";
 }
 
 class SkipStep : public TrainerRuns, public ::testing::WithParamInterface<std::string> {};

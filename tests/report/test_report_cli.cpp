@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "analysis/record/peer_failures.hpp"
 #include "analysis/record/run_database.hpp"
 #include "tests/report/handmade_db.hpp"
 #include "tests/report/report_cli.hpp"
@@ -212,7 +213,7 @@ TEST_F(ReportCli, MergingTwiceAddsNothing) {
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0], json::parse(R"({"database": ")" + db_ + R"(", "runs_added": 5,
       "runs_updated": 0, "epochs": 10, "steps": 13, "grad_stats": 0, "norm_study": 0,
-      "ranks": 0, "bench": 4})"));
+      "ranks": 0, "bench": 4, "peer_failures": 0})"));
   const json again = report_json({"merge", "-o", merged, db_, db_});
   for (const json& row : again) {
     for (const char* count : {"runs_added", "runs_updated", "epochs", "steps", "bench"})
@@ -246,6 +247,23 @@ TEST_F(ReportCli, MergingAgainBringsTheEndOfARunThatWasStillRunning) {
   EXPECT_EQ(second["epochs"], 1);
   EXPECT_EQ(query_json(merged, "SELECT status, exit_reason FROM runs"),
             json::parse(R"([{"status": "completed", "exit_reason": "max epochs"}])"));
+}
+
+// A job whose rank 0 was killed before it could fold a peer's failure in (or never saw it: a
+// network file system may show another host's new file late): the merge records it.
+TEST_F(ReportCli, MergingRecordsAFailureKeptBesideTheSource) {
+  const std::string live = (dir_ / "killed.sqlite").string(), merged = (dir_ / "m.sqlite").string();
+  record::RunDatabase db(live);
+  record::RunInfo r;
+  r.id = "00000000-0000-4000-8000-0000000000bb";
+  r.algo = "dense";
+  db.begin_run(r);
+  record::write_peer_failure(live, {r.id, 2, record::utc_now_iso8601(), "out of memory", {}});
+  EXPECT_EQ(report_json({"merge", "-o", merged, live}).at(0)["peer_failures"], 1);
+  EXPECT_EQ(query_json(merged, "SELECT status, exit_reason FROM runs"),
+            json::parse(R"([{"status": "failed", "exit_reason": "rank 2: out of memory"}])"));
+  EXPECT_EQ(query_json(live, "SELECT status FROM runs").at(0)["status"], "running")
+      << "a merge's source is only read";
 }
 
 // A file of schema version 1 (before norm_study) is read as if migrated, and left as it is: its
