@@ -349,6 +349,18 @@ void add_options(CLI::App& app, Options& o) {
                  "image-folder: side of the square images fed to the model (0: 224)")
       ->check(kNonNegative)
       ->group(data);
+  app.add_option("--image-squash", o.image_squash,
+                 "image-folder: first resize every image to NxN whatever its aspect ratio "
+                 "(bicubic, as OpenCV), then crop as usual: how the gTop-k and Gaussian-k code "
+                 "stored ImageNet (N = 224); 0: off")
+      ->check(kNonNegative)
+      ->group(data);
+  app.add_option("--val-crop-fraction", o.val_crop_fraction,
+                 "image-folder: validation resizes the shorter side to S / F and keeps the central "
+                 "SxS (0.875: torchvision's Resize(256) + CenterCrop(224); 1: the whole shorter "
+                 "side)")
+      ->check(CLI::Range(0.0, 1.0) & kPositive)
+      ->group(data);
   app.add_option("--loader-threads", o.loader_threads,
                  "image-folder: JPEG decoding threads per rank (0: the node's cores divided "
                  "among its ranks)")
@@ -542,6 +554,8 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["augment"] = name_of(kAugments, o.augment);
   json["crop_fill"] = name_of(kCropFills, o.crop_fill);
   json["image_size"] = o.image_size;
+  json["image_squash"] = o.image_squash;
+  json["val_crop_fraction"] = o.val_crop_fraction;
   json["loader_threads"] = o.loader_threads;
   json["batch_size"] = o.batch_size;
   json["lr"] = o.lr;
@@ -677,8 +691,12 @@ void validate(const Options& o) {
   if (language_model != (o.dataset == "ptb")) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");
   }
-  if ((o.image_size != 0 || o.loader_threads != 0) && o.dataset != "image-folder") {
-    throw UsageError("--image-size and --loader-threads apply to --dataset image-folder only");
+  if ((o.image_size != 0 || o.loader_threads != 0 || o.image_squash != 0 ||
+       o.val_crop_fraction != Options{}.val_crop_fraction) &&
+      o.dataset != "image-folder") {
+    throw UsageError(
+        "--image-size, --image-squash, --val-crop-fraction and --loader-threads apply to "
+        "--dataset image-folder only");
   }
   if (o.checkpoint_dir.empty()) {
     if (o.checkpoint_every > 0) throw UsageError("--checkpoint-every needs --checkpoint-dir");

@@ -120,7 +120,9 @@ struct Options {
   bool no_normalize = false;
   Augment augment = Augment::automatic;
   CropFill crop_fill = CropFill::zero;
-  int image_size = 0;      // image-folder: 0 means 224
+  int image_size = 0;                // image-folder: 0 means 224
+  int image_squash = 0;              // image-folder: > 0 squashes every image to this square first
+  double val_crop_fraction = 0.875;  // image-folder: validation centre crop / resized side
   int loader_threads = 0;  // image-folder: 0 means the node's cores divided among its ranks
   // Optimization
   int batch_size = 32;

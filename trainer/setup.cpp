@@ -104,7 +104,9 @@ std::unique_ptr<data::BatchReader> make_reader(const Options& o, const data::Dat
         .output_size = ds.shape.height,
         .threads = loader_threads,
         .prefetch = 2,
-        .mode = augment ? data::ImageMode::train : data::ImageMode::validation};
+        .mode = augment ? data::ImageMode::train : data::ImageMode::validation,
+        .squash_size = o.image_squash,
+        .val_crop_fraction = o.val_crop_fraction};
     return std::make_unique<data::BatchReader>(*images, loader, rng_state);
   }
   return std::make_unique<data::BatchReader>(

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Stochastic Gradient Push (Assran et al., ICML 2019), reduced to one machine: dense (allreduce,
 # 25 MiB buckets overlapped with backward: the strong baseline), sgp and osgp (1 peer per
-# iteration on the graph the SGP code runs, exponential-two-sided: r + 2^i and r - 2^i in turn;
-# osgp with 1 iteration of staleness, the paper's) and the code's D-PSGD baseline (dpsgd, directed
-# mixing on bipartite-exponential-two-sided, its graph_type 1) on the digits set, 4 and 8 ranks on
-# emulated hosts linked by 1gbit Ethernet (the cluster in a box).
+# iteration on the graph that the code which produced the paper's numbers, its sgp_pytorch0.5
+# tag, runs: exponential-two-sided-distinct, r + 2^i and r - 2^i in turn, each peer once; osgp
+# with 1 iteration of staleness, the paper's) and that code's D-PSGD baseline (dpsgd, an odd and
+# an even rank averaging with each other: bipartite-exponential-pairs, its graph_type 1) on the
+# digits set, 4 and 8 ranks on emulated hosts linked by 1gbit Ethernet (the cluster in a box).
+# configs/papers/sgp/ and FIDELITY.md (S20, S30) say how these graphs differ from the
+# repository's HEAD.
 # The model is an mlp 64-2048-2048-10 (d = 4.35M): each gossip message is 17 MB, so the link,
 # not the 2 shared cores, decides how long an exchange takes.
 # Writes epochs.md, convergence.png and runs.sqlite into OUT (default: this directory). In
@@ -42,8 +45,8 @@ if [ "$train" = yes ]; then
     for algo in dense sgp osgp dpsgd; do
       echo "== $algo, $p ranks, emulated:1gbit"
       case $algo in
-        sgp | osgp) graph=(--topology exponential-two-sided) ;;
-        dpsgd) graph=(--topology bipartite-exponential-two-sided --gossip-mixing directed) ;;
+        sgp | osgp) graph=(--topology exponential-two-sided-distinct) ;;
+        dpsgd) graph=(--topology bipartite-exponential-pairs --gossip-mixing directed) ;;
         *) graph=() ;;
       esac
       "$root/jobs/local/launch.sh" -n "$p" --network emulated:1gbit -- \

@@ -149,7 +149,7 @@ template <typename F>
 std::vector<float> load(const fs::path& path, int size, ImageMode mode, std::uint64_t seed) {
   std::vector<float> out(static_cast<std::size_t>(3 * size * size));
   std::mt19937_64 rng(seed);
-  load_image_sample(path, size, mode, rng, out);
+  load_image_sample(path, {.output_size = size, .mode = mode}, rng, out);
   return out;
 }
 
@@ -261,12 +261,91 @@ TEST(ImageFolderTransform, ValidationCropsTheCentreOfALargeImage) {
   EXPECT_TRUE(ColumnsHaveColor(out, kSize, 9, kSize, {30, 30, 220}));
 }
 
+// One row, 0 0 100 100 0 0 100 100, halved: each output pixel sits halfway between two source
+// pixels (t = 1/2), where OpenCV's cubic weights (a = -0.75) are -3/32, 19/32, 19/32, -3/32 with
+// the edge pixel repeated: -9.4, 118.75, -18.75, 109.4, rounded and clamped. Bilinear would give
+// 0, 100, 0, 100 and a low-passed resize 25, 75, 25, 75. The single row is repeated, unchanged.
+TEST(ImageSquash, IsOpenCvsBicubicComputedByHand) {
+  Image row{8, 1, {}};
+  for (const int level : {0, 0, 100, 100, 0, 0, 100, 100}) {
+    row.rgb.insert(row.rgb.end(), 3, static_cast<std::uint8_t>(level));
+  }
+  const Image square = squash(row, 4);
+  ASSERT_EQ(square.width, 4);
+  ASSERT_EQ(square.height, 4);
+  for (std::size_t y = 0; y < 4; ++y) {
+    for (std::size_t x = 0; x < 4; ++x) {
+      for (std::size_t c = 0; c < 3; ++c) {
+        EXPECT_EQ(square.rgb[(y * 4 + x) * 3 + c], (std::array<int, 4>{0, 119, 0, 109}[x]))
+            << "(" << x << ", " << y << ") channel " << c;
+      }
+    }
+  }
+}
+
+// 80 x 40, red in its left quarter. Squashed to 16 x 16, the quarter is columns 0-3, and with
+// --val-crop-fraction 1 the validation image is the square itself. Kept at its aspect ratio and
+// resized to 32 x 16, the centre 16 columns begin where the red ends.
+TEST(ImageFolderTransform, ASquashedImageKeepsAllOfItsWidth) {
+  TempDir dir;
+  const fs::path path = dir.path() / "quarter.jpg";
+  write_jpeg(path, 80, 40, 3, [](int x, int) {
+    return x < 20 ? std::array<std::uint8_t, 4>{220, 30, 30, 0}
+                  : std::array<std::uint8_t, 4>{30, 30, 220, 0};
+  });
+  constexpr int kSize = 16;
+  std::mt19937_64 rng(1);
+  std::vector<float> squashed(3 * kSize * kSize), kept(3 * kSize * kSize);
+  load_image_sample(path, {kSize, ImageMode::validation, kSize, 1.0}, rng, squashed);
+  load_image_sample(path, {kSize, ImageMode::validation, 0, 1.0}, rng, kept);
+  EXPECT_TRUE(ColumnsHaveColor(squashed, kSize, 0, 3, {220, 30, 30}));
+  EXPECT_TRUE(ColumnsHaveColor(squashed, kSize, 5, kSize, {30, 30, 220}));
+  EXPECT_TRUE(ColumnsHaveColor(kept, kSize, 1, kSize, {30, 30, 220}));
+}
+
+// 64 x 64, red in its left 4 columns. Fraction 1: resized to 16, the red is column 0. Fraction
+// 1/2: resized to 32, whose centre 16 columns (8-23) hold no red.
+TEST(ImageFolderTransform, ValidationCropFractionOneKeepsTheWholeShorterSide) {
+  TempDir dir;
+  const fs::path path = dir.path() / "edge.jpg";
+  write_jpeg(path, 64, 64, 3, [](int x, int) {
+    return x < 4 ? std::array<std::uint8_t, 4>{220, 30, 30, 0}
+                 : std::array<std::uint8_t, 4>{30, 30, 220, 0};
+  });
+  constexpr int kSize = 16;
+  std::mt19937_64 rng(1);
+  std::vector<float> whole(3 * kSize * kSize), half(3 * kSize * kSize);
+  load_image_sample(path, {kSize, ImageMode::validation, 0, 1.0}, rng, whole);
+  load_image_sample(path, {kSize, ImageMode::validation, 0, 0.5}, rng, half);
+  EXPECT_TRUE(ColumnsHaveColor(whole, kSize, 0, 1, {220, 30, 30}));
+  EXPECT_TRUE(ColumnsHaveColor(whole, kSize, 2, kSize, {30, 30, 220}));
+  EXPECT_TRUE(ColumnsHaveColor(half, kSize, 0, kSize, {30, 30, 220}));
+  std::vector<float> out(3 * kSize * kSize);
+  EXPECT_THROW(load_image_sample(path, {kSize, ImageMode::validation, 0, 1.5}, rng, out),
+               std::invalid_argument);
+}
+
+// Training crops come from the square: still the colour of a flat image, and the same per seed.
+TEST(ImageFolderTransform, TrainCropsASquashedImage) {
+  TempDir dir;
+  write_solid(dir.path() / "flat.jpg", 60, 20, {90, 150, 210});
+  constexpr int kSize = 12;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    std::mt19937_64 first(seed), second(seed);
+    std::vector<float> a(3 * kSize * kSize), b(3 * kSize * kSize);
+    load_image_sample(dir.path() / "flat.jpg", {kSize, ImageMode::train, 24}, first, a);
+    load_image_sample(dir.path() / "flat.jpg", {kSize, ImageMode::train, 24}, second, b);
+    EXPECT_TRUE(ColumnsHaveColor(a, kSize, 0, kSize, {90, 150, 210})) << "seed " << seed;
+    EXPECT_EQ(a, b) << "seed " << seed;
+  }
+}
+
 TEST(ImageFolderTransform, ValidationOutputOfWrongSizeIsRejected) {
   TempDir dir;
   write_solid(dir.path() / "a.jpg", 8, 8, {1, 2, 3});
   std::vector<float> out(10);
   std::mt19937_64 rng(1);
-  EXPECT_THROW(load_image_sample(dir.path() / "a.jpg", 4, ImageMode::validation, rng, out),
+  EXPECT_THROW(load_image_sample(dir.path() / "a.jpg", {4, ImageMode::validation}, rng, out),
                std::invalid_argument);
 }
 

@@ -145,6 +145,30 @@ TEST(PaperConfigs, CifarConfigsPadWithBlackAndGaussiankResNetInitializesAsItsCod
   }
 }
 
+// Both codes read ImageNet from an HDF5 file that scripts/create_hdf5.py (lines 62-65, 82, 95 in
+// each repository) fills with every image squashed to 224x224 by cv2.resize; validation takes
+// the centre 224 of that square (gtopkssgd dl_trainer.py:295-300, the Scale(256) commented out)
+// or of it scaled to 256 (GaussianK-SGD dl_trainer.py:330-336). The SGP code reads the JPEGs.
+TEST(PaperConfigs, ImageNetConfigsCropAsTheirCodesStoredTheImages) {
+  for (const char* config : {"gtopk/imagenet-alexnet.toml", "gtopk/imagenet-resnet50.toml"}) {
+    const Options o = parse_config(config);
+    EXPECT_EQ(o.image_squash, 224) << config;
+    EXPECT_DOUBLE_EQ(o.val_crop_fraction, 1.0) << config;
+  }
+  for (const char* config :
+       {"gaussiank/imagenet-alexnet.toml", "gaussiank/imagenet-resnet50.toml"}) {
+    const Options o = parse_config(config);
+    EXPECT_EQ(o.image_squash, 224) << config;
+    EXPECT_DOUBLE_EQ(o.val_crop_fraction, 0.875) << config;  // 224 of 256
+  }
+  for (const char* config : {"sgp/imagenet-resnet50.toml", "sgp/imagenet-resnet50-dpsgd.toml",
+                             "sgp/imagenet-resnet50-adpsgd.toml"}) {
+    const Options o = parse_config(config);
+    EXPECT_EQ(o.image_squash, 0) << config;
+    EXPECT_DOUBLE_EQ(o.val_crop_fraction, 0.875) << config;  // gossip_sgd.py:571-580
+  }
+}
+
 // job_scripts/submit_SGP_ETH.sh:20-27: batch 256, lr 0.1 scaled by P·256/256 (gossip_sgd.py:516),
 // 90 epochs, Nesterov, warm-up from 0.1 to 0.1·P over 5 epochs (gossip_sgd.py:519-526), x0.1 at
 // 30/60/80, graph_type 0; momentum 0.9 and weight decay 1e-4 on every parameter by default

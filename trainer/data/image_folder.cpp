@@ -275,11 +275,11 @@ CropBox random_resized_crop(int width, int height, std::mt19937_64& rng) {
   return box;
 }
 
-// torchvision Resize(round(S / 0.875)) then CenterCrop(S), expressed as the
+// torchvision Resize(round(S / fraction)) then CenterCrop(S), expressed as the
 // region of the original image that ends up in the crop, so that the image is
 // resampled once instead of twice.
-CropBox center_crop(int width, int height, int output_size) {
-  const int short_side = static_cast<int>(std::lround(output_size / 0.875));
+CropBox center_crop(int width, int height, int output_size, double fraction) {
+  const int short_side = static_cast<int>(std::lround(output_size / fraction));
   const bool wide = width > height;
   const int long_side = static_cast<int>(static_cast<long long>(short_side) *
                                          (wide ? width : height) / (wide ? height : width));
@@ -373,7 +373,69 @@ void resample(const Image& image, const CropBox& box, int output_size, std::span
   }
 }
 
+// OpenCV's cubic convolution weights (a = -0.75) of the four pixels around a
+// position t in [0, 1) past the second of them.
+std::array<float, 4> cubic_weights(float t) {
+  constexpr float a = -0.75F;
+  const float w0 = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+  const float w1 = ((a + 2) * t - (a + 3)) * t * t + 1;
+  const float w2 = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1;
+  return {w0, w1, w2, 1 - w0 - w1 - w2};
+}
+
+// For each of `output` positions: the four source indices (clamped to the
+// edge) and their weights.
+struct CubicTaps {
+  std::vector<std::array<std::size_t, 4>> index;
+  std::vector<std::array<float, 4>> weight;
+};
+
+CubicTaps cubic_taps(int source, int output) {
+  CubicTaps taps;
+  const double scale = static_cast<double>(source) / output;
+  for (int o = 0; o < output; ++o) {
+    const double position = (o + 0.5) * scale - 0.5;
+    const int first = static_cast<int>(std::floor(position));
+    std::array<std::size_t, 4> index{};
+    for (int k = 0; k < 4; ++k)
+      index[static_cast<std::size_t>(k)] =
+          static_cast<std::size_t>(std::clamp(first - 1 + k, 0, source - 1));
+    taps.index.push_back(index);
+    taps.weight.push_back(cubic_weights(static_cast<float>(position - first)));
+  }
+  return taps;
+}
+
 }  // namespace
+
+Image squash(const Image& image, int size) {
+  const CubicTaps cols = cubic_taps(image.width, size), rows = cubic_taps(image.height, size);
+  const auto n = static_cast<std::size_t>(size);
+  const auto width = static_cast<std::size_t>(image.width);
+  // Columns first, into floats; then rows, rounded and clamped to 8 bits.
+  std::vector<float> narrow(static_cast<std::size_t>(image.height) * n * 3);
+  for (std::size_t y = 0; y < static_cast<std::size_t>(image.height); ++y) {
+    const std::uint8_t* row = image.rgb.data() + y * width * 3;
+    for (std::size_t x = 0; x < n; ++x) {
+      for (std::size_t c = 0; c < 3; ++c) {
+        float sum = 0;
+        for (std::size_t k = 0; k < 4; ++k)
+          sum += cols.weight[x][k] * row[cols.index[x][k] * 3 + c];
+        narrow[(y * n + x) * 3 + c] = sum;
+      }
+    }
+  }
+  Image out{size, size, std::vector<std::uint8_t>(n * n * 3)};
+  for (std::size_t y = 0; y < n; ++y) {
+    for (std::size_t x = 0; x < n * 3; ++x) {
+      float sum = 0;
+      for (std::size_t k = 0; k < 4; ++k)
+        sum += rows.weight[y][k] * narrow[rows.index[y][k] * n * 3 + x];
+      out.rgb[y * n * 3 + x] = static_cast<std::uint8_t>(std::clamp(std::lround(sum), 0L, 255L));
+    }
+  }
+  return out;
+}
 
 ImageFolder index_image_folder(const fs::path& root) {
   std::error_code error;
@@ -425,24 +487,37 @@ Image decode_jpeg(const fs::path& path) {
   return JpegReader(path).decode(1);
 }
 
-void load_image_sample(const fs::path& path, int output_size, ImageMode mode, std::mt19937_64& rng,
+void load_image_sample(const fs::path& path, const ImageTransform& transform, std::mt19937_64& rng,
                        std::span<float> out) {
-  if (output_size < 1) {
-    throw std::invalid_argument("load_image_sample: output_size " + std::to_string(output_size) +
-                                " must be >= 1");
+  const int output_size = transform.output_size;
+  if (output_size < 1 || transform.squash_size < 0 || !(transform.val_crop_fraction > 0) ||
+      transform.val_crop_fraction > 1) {
+    throw std::invalid_argument(
+        "load_image_sample: need output size >= 1, squash size >= 0 and a validation crop "
+        "fraction in (0, 1]");
   }
   const std::size_t numel = 3 * static_cast<std::size_t>(output_size) * output_size;
   if (out.size() != numel) {
     throw std::invalid_argument("load_image_sample: out holds " + std::to_string(out.size()) +
                                 " floats, expected " + std::to_string(numel));
   }
+  const auto crop = [&](int width, int height) {
+    return transform.mode == ImageMode::train
+               ? random_resized_crop(width, height, rng)
+               : center_crop(width, height, output_size, transform.val_crop_fraction);
+  };
   JpegReader reader(path);
+  if (transform.squash_size > 0) {
+    // Decoded at full size, as the originals' OpenCV did before squashing.
+    const Image square = squash(reader.decode(1), transform.squash_size);
+    resample(square, crop(square.width, square.height), output_size, out);
+    return;
+  }
   const int width = reader.width();
   const int height = reader.height();
   // The crop is drawn on the full-size image, so the random stream and the
   // region chosen do not depend on the decoding scale.
-  CropBox box = mode == ImageMode::train ? random_resized_crop(width, height, rng)
-                                         : center_crop(width, height, output_size);
+  CropBox box = crop(width, height);
   const Image image = reader.decode(choose_scale_denom(width, height, box, output_size));
   const double sx = static_cast<double>(image.width) / width;
   const double sy = static_cast<double>(image.height) / height;
@@ -456,7 +531,9 @@ void load_image_sample(const fs::path& path, int output_size, ImageMode mode, st
 // ---------------------------------------------------------------- loader
 
 ImageFolderLoader::ImageFolderLoader(ImageFolder folder, const ImageLoaderOptions& options)
-    : folder_(std::move(folder)), output_size_(options.output_size), mode_(options.mode) {
+    : folder_(std::move(folder)),
+      transform_{options.output_size, options.mode, options.squash_size,
+                 options.val_crop_fraction} {
   if (options.threads < 1 || options.prefetch < 1 || options.output_size < 1) {
     throw std::invalid_argument("ImageFolderLoader: threads (" + std::to_string(options.threads) +
                                 "), prefetch (" + std::to_string(options.prefetch) +
@@ -571,7 +648,7 @@ void ImageFolderLoader::worker_loop() {
     lock.unlock();
     std::exception_ptr error;
     try {
-      load_image_sample(folder_.files[claim.index].path, output_size_, mode_, rng, claim.out);
+      load_image_sample(folder_.files[claim.index].path, transform_, rng, claim.out);
     } catch (...) {
       error = std::current_exception();
     }

@@ -42,18 +42,36 @@ Image decode_jpeg(const std::filesystem::path& path);
 enum class ImageMode {
   // RandomResizedCrop (scale 0.08..1, ratio 3/4..4/3) + horizontal flip, p = 1/2.
   train,
-  // Shorter side resized to round(S / 0.875), then the central S x S.
+  // Shorter side resized to round(S / val_crop_fraction), then the central S x S.
   validation,
 };
 
-// Decodes `path` and writes its transformed S x S image (S = output_size) to
-// `out` (3 * S * S floats, C,H,W), scaled to [0, 1] and normalized with the
-// ImageNet mean and std. Train mode draws from `rng` (validation leaves it
-// alone); only the engine's raw output is used, never std:: distributions, so
-// a seed gives the same image with every standard library.
-// Throws DataError as decode_jpeg, std::invalid_argument on a wrong out size
-// or output_size < 1.
-void load_image_sample(const std::filesystem::path& path, int output_size, ImageMode mode,
+// How a file becomes the model's S x S input.
+struct ImageTransform {
+  int output_size = 224;  // S
+  ImageMode mode = ImageMode::train;
+  // > 0: the whole image is first resized to squash_size x squash_size, its aspect ratio given
+  // up (squash() below), as the gTop-k and Gaussian-k code stored ImageNet in its HDF5 file; the
+  // crops are then taken from that square.
+  int squash_size = 0;
+  // validation: 0.875 is torchvision's Resize(256) then CenterCrop(224); 1 keeps the whole
+  // shorter side (the centre crop of an S x S image is all of it).
+  double val_crop_fraction = 0.875;
+};
+
+// `image` resized to size x size whatever its aspect ratio: bicubic with a = -0.75, half-pixel
+// centres and the edge pixels repeated, rounded to 8 bits, as OpenCV's resize with INTER_CUBIC
+// (which, like this, does not low-pass a downscale).
+Image squash(const Image& image, int size);
+
+// Decodes `path` and writes its transformed S x S image to `out` (3 * S * S
+// floats, C,H,W), scaled to [0, 1] and normalized with the ImageNet mean and
+// std. Train mode draws from `rng` (validation leaves it alone); only the
+// engine's raw output is used, never std:: distributions, so a seed gives the
+// same image with every standard library.
+// Throws DataError as decode_jpeg, std::invalid_argument on a wrong out size,
+// output_size < 1, squash_size < 0 or val_crop_fraction outside (0, 1].
+void load_image_sample(const std::filesystem::path& path, const ImageTransform& transform,
                        std::mt19937_64& rng, std::span<float> out);
 
 struct ImageBatch {
@@ -68,6 +86,8 @@ struct ImageLoaderOptions {
   std::size_t threads = 4;   // decoding threads, >= 1
   std::size_t prefetch = 2;  // batches decoded ahead of the consumer, >= 1
   ImageMode mode = ImageMode::train;
+  int squash_size = 0;               // as ImageTransform's
+  double val_crop_fraction = 0.875;  // as ImageTransform's
 };
 
 // Decodes the batches of an epoch on worker threads, at most `prefetch`
@@ -87,7 +107,7 @@ class ImageFolderLoader {
   ImageFolderLoader& operator=(const ImageFolderLoader&) = delete;
 
   const ImageFolder& folder() const { return folder_; }
-  SampleShape sample_shape() const { return {3, output_size_, output_size_}; }
+  SampleShape sample_shape() const { return {3, transform_.output_size, transform_.output_size}; }
 
   // Abandons the current epoch, if any, and starts decoding batches of
   // batch_size consecutive entries of `order` (copied; the last batch may be
@@ -123,8 +143,7 @@ class ImageFolderLoader {
   void stop_workers();
 
   const ImageFolder folder_;
-  const int output_size_;
-  const ImageMode mode_;
+  const ImageTransform transform_;
 
   std::mutex mutex_;
   std::condition_variable work_changed_;   // workers wait here
