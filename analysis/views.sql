@@ -1,4 +1,7 @@
--- commsgd views: the derived quantities every report asks for, defined once in SQL.
+-- commsgd views: the derived quantities every report asks for, defined once in SQL. What they
+-- need of each run is kept in the tables run_figures and run_overlaps (schema_v4.sql), computed
+-- when the run is recorded (analysis/record/run_figures.*), so that no view aggregates the steps
+-- of every run or pairs every rank of a host on each query.
 --
 -- Views hold no data, so they are not part of the schema version: the trainer (RunDatabase) drops
 -- and re-creates them each time it opens a database, so a file always carries the definitions of
@@ -14,7 +17,6 @@
 
 DROP VIEW IF EXISTS run_summary;
 DROP VIEW IF EXISTS run_memory;
-DROP VIEW IF EXISTS run_overlaps;
 DROP VIEW IF EXISTS communication_volume;
 DROP VIEW IF EXISTS final_metrics;
 DROP VIEW IF EXISTS time_to_accuracy;
@@ -26,6 +28,7 @@ DROP VIEW IF EXISTS steady_steps;
 -- The `steps` rows that measure the steady state: every --log-every window of a run except its
 -- first, which pays for warm-up (allocations, first touches, connection set-up). A run with a
 -- single window keeps it (its first window is also its last), rather than having no timing.
+-- run_figures' steady columns are made of the same windows.
 CREATE VIEW steady_steps AS
 SELECT s.*
 FROM steps s
@@ -39,37 +42,19 @@ WHERE s.step > (SELECT min(f.step) FROM steps f WHERE f.run_id = s.run_id)
 CREATE VIEW throughput AS
 SELECT r.id AS run_id, r.algo, r.selector, r.aggregation, r.model, r.dataset, r.network, r.device,
        r.workers, r.batch_size,
-       count(*) AS windows,
-       avg(s.total_s_mean) AS step_s,
-       r.workers * r.batch_size / avg(s.total_s_mean) AS samples_per_s
+       f.steady_windows AS windows,
+       f.total_s AS step_s,
+       r.workers * r.batch_size / f.total_s AS samples_per_s
 FROM runs r
-JOIN steady_steps s ON s.run_id = r.id
-GROUP BY r.id;
-
--- Pairs of runs that ran on one host at the same time: a rank of each on the host, their spans
--- (started_at to finished_at; a span that never finished lasts until its run's finished_at, or
--- to now while the run is running) intersecting. Whatever either measured, the other's load was
--- in it; the reports mark such runs and leave them out of comparisons unless asked.
-CREATE VIEW run_overlaps AS
-WITH spans AS (
-  SELECT k.run_id, k.host, k.started_at,
-         coalesce(k.finished_at, r.finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-           AS finished_at
-  FROM ranks k
-  JOIN runs r ON r.id = k.run_id
-)
-SELECT a.run_id, b.run_id AS other_run_id, a.host
-FROM spans a
-JOIN spans b ON b.host = a.host AND b.run_id <> a.run_id
-            AND a.started_at < b.finished_at AND b.started_at < a.finished_at
-GROUP BY a.run_id, b.run_id, a.host;
+JOIN run_figures f ON f.run_id = r.id
+WHERE f.steady_windows > 0;
 
 -- Scaling efficiency: samples_per_s / (workers * baseline_samples_per_s), the baseline being
 -- the single-worker throughput of the same model, dataset, network and device: the mean over
 -- its 1-worker dense runs or, when it has none, over its 1-worker runs of any algorithm
 -- (baseline_runs says how many), leaving out runs that shared a host with another run at the
--- same time (run_overlaps, above). Batch size is not part of the key: sweeps in the papers keep
--- the per-worker batch fixed (weak scaling). NULL when there is no such 1-worker run.
+-- same time (the table run_overlaps). Batch size is not part of the key: sweeps in the papers
+-- keep the per-worker batch fixed (weak scaling). NULL when there is no such 1-worker run.
 CREATE VIEW scaling_efficiency AS
 WITH baseline AS (
   SELECT model, dataset, network, device,
@@ -93,21 +78,12 @@ LEFT JOIN baseline b
 -- state (as in `throughput`), and each phase's share of the total. other_s is the rest of the
 -- total (gradient clipping, the algorithm's own bookkeeping), never negative.
 CREATE VIEW time_breakdown AS
-WITH phases AS (
-  SELECT run_id,
-         avg(data_s_mean) AS data_s,
-         avg(forward_backward_s_mean) AS forward_backward_s,
-         avg(select_s_mean) AS select_s,
-         avg(communicate_s_mean) AS communicate_s,
-         avg(wait_s_mean) AS wait_s,
-         avg(update_s_mean) AS update_s,
-         avg(total_s_mean) AS total_s
-  FROM steady_steps
-  GROUP BY run_id
-), with_other AS (
-  SELECT *, max(0.0, total_s - data_s - forward_backward_s - select_s - communicate_s - wait_s
-                     - update_s) AS other_s
-  FROM phases
+WITH with_other AS (
+  SELECT run_id, data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, total_s,
+         max(0.0, total_s - data_s - forward_backward_s - select_s - communicate_s - wait_s
+                  - update_s) AS other_s
+  FROM run_figures
+  WHERE steady_windows > 0
 )
 SELECT run_id, data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, other_s,
        total_s,
@@ -132,49 +108,26 @@ WHERE e.val_top1 > coalesce((SELECT max(p.val_top1) FROM epochs p
 -- The last recorded epoch of each run, and the best validation metrics over all its epochs
 -- (highest top-1, lowest loss and perplexity); best_epoch is the first epoch with the best top-1.
 CREATE VIEW final_metrics AS
-WITH per_run AS (
-  SELECT run_id, count(*) AS epochs_done, max(epoch) AS final_epoch,
-         max(val_top1) AS best_val_top1, min(val_loss) AS best_val_loss,
-         min(val_perplexity) AS best_val_perplexity
-  FROM epochs
-  GROUP BY run_id
-)
-SELECT p.run_id, p.epochs_done, p.final_epoch,
-       e.train_loss AS final_train_loss, e.train_acc AS final_train_acc,
-       e.val_loss AS final_val_loss, e.val_top1 AS final_val_top1, e.val_top5 AS final_val_top5,
-       e.val_perplexity AS final_val_perplexity, e.wall_seconds,
-       p.best_val_top1,
-       (SELECT min(b.epoch) FROM epochs b
-        WHERE b.run_id = p.run_id AND b.val_top1 = p.best_val_top1) AS best_epoch,
-       p.best_val_loss, p.best_val_perplexity
-FROM per_run p
-JOIN epochs e ON e.run_id = p.run_id AND e.epoch = p.final_epoch;
+SELECT run_id, epochs_done, final_epoch, final_train_loss, final_train_acc, final_val_loss,
+       final_val_top1, final_val_top5, final_val_perplexity, wall_seconds, best_val_top1,
+       best_epoch, best_val_loss, best_val_perplexity
+FROM run_figures
+WHERE epochs_done > 0;
 
 -- Traffic per iteration and rank, averaged over all of a run's windows (traffic has no warm-up):
 -- *_per_step is the mean over ranks, *_max_per_step what the busiest rank moved.
 CREATE VIEW communication_volume AS
-SELECT run_id,
-       count(*) AS windows,
-       avg(bytes_sent_mean) AS bytes_sent_per_step,
-       avg(bytes_sent_max) AS bytes_sent_max_per_step,
-       avg(bytes_received_mean) AS bytes_received_per_step,
-       avg(bytes_received_max) AS bytes_received_max_per_step,
-       avg(density_mean) AS achieved_density
-FROM steps
-GROUP BY run_id;
+SELECT run_id, windows, bytes_sent_per_step, bytes_sent_max_per_step, bytes_received_per_step,
+       bytes_received_max_per_step, achieved_density
+FROM run_figures
+WHERE windows > 0;
 
 -- Peak resident memory of a run's ranks (each rank's largest over its attempts): the largest
 -- and the mean over ranks, in bytes.
 CREATE VIEW run_memory AS
-WITH per_rank AS (
-  SELECT run_id, rank, max(peak_rss_bytes) AS peak_rss_bytes
-  FROM ranks
-  GROUP BY run_id, rank
-)
-SELECT run_id, max(peak_rss_bytes) AS peak_rss_max_bytes,
-       avg(peak_rss_bytes) AS peak_rss_mean_bytes
-FROM per_rank
-GROUP BY run_id;
+SELECT run_id, peak_rss_max_bytes, peak_rss_mean_bytes
+FROM run_figures
+WHERE ranks > 0;
 
 -- One row per run: what was run, how it ended, and the headline numbers of the views above.
 -- The list and comparison reports (and their --where filters) work on this view.

@@ -8,10 +8,12 @@
 #include <system_error>
 #include <thread>
 
+#include "analysis/record/run_figures.hpp"
 #include "analysis/record/views.hpp"
 #include "commsgd/record/schema_sql.hpp"     // kSchemaSql, generated from analysis/schema.sql
 #include "commsgd/record/schema_v2_sql.hpp"  // kSchemaV2Sql, from analysis/schema_v2.sql
 #include "commsgd/record/schema_v3_sql.hpp"  // kSchemaV3Sql, from analysis/schema_v3.sql
+#include "commsgd/record/schema_v4_sql.hpp"  // kSchemaV4Sql, from analysis/schema_v4.sql
 
 namespace commsgd::record {
 namespace {
@@ -158,7 +160,8 @@ std::string_view to_string(RunStatus s) {
 }
 
 std::span<const std::string_view> schema_steps() {
-  static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql, kSchemaV3Sql};
+  static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql, kSchemaV3Sql,
+                                               kSchemaV4Sql};
   static_assert(std::size(steps) == RunDatabase::kSchemaVersion);
   return steps;
 }
@@ -258,10 +261,13 @@ void RunDatabase::update_schema() {
       throw DatabaseError(
           fmt::format("{}: has tables but no schema version; not a commsgd run database", file_));
   }
+  const int found = version;
   for (; version < kSchemaVersion; ++version) {
     exec(db(), file_, std::string(schema_steps()[static_cast<std::size_t>(version)]).c_str(),
          version == 0 ? "create schema" : "migrate schema");
   }
+  // Version 4 keeps each run's figures: computed here for the runs recorded before.
+  if (found > 0 && found < 4) refresh_all_run_figures(db(), file_);
   // PRAGMAs take no bound parameters; the value is a compile-time constant.
   exec(db(), file_, fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
   // Views hold no data and are not versioned: every open brings them up to this build.
@@ -292,6 +298,7 @@ void RunDatabase::begin_run(const RunInfo& r) {
 }
 
 void RunDatabase::add_epoch(std::string_view run_id, const EpochRow& e) {
+  Transaction tx(db(), file_);
   Statement st(db(), file_, "add_epoch", R"sql(
     INSERT INTO epochs (run_id, epoch, train_loss, train_acc, val_loss, val_top1, val_top5,
                         val_perplexity, wall_seconds, consensus_distance)
@@ -299,6 +306,8 @@ void RunDatabase::add_epoch(std::string_view run_id, const EpochRow& e) {
   st.bind(run_id, e.epoch, e.train_loss, e.train_acc, e.val_loss, e.val_top1, e.val_top5,
           e.val_perplexity, e.wall_seconds, e.consensus_distance)
       .execute();
+  refresh_figures(run_id);
+  tx.commit();
 }
 
 void RunDatabase::add_steps(std::string_view run_id, std::span<const StepRow> rows) {
@@ -319,6 +328,7 @@ void RunDatabase::add_steps(std::string_view run_id, std::span<const StepRow> ro
             s.density)
         .execute();
   }
+  refresh_figures(run_id);
   tx.commit();
 }
 
@@ -345,6 +355,7 @@ void RunDatabase::record_ranks(std::string_view run_id, std::span<const RankRow>
   for (const RankRow& r : rows) {
     st.bind(run_id, r.rank, r.started_at, r.host, r.finished_at, r.peak_rss_bytes).execute();
   }
+  refresh_figures(run_id);
   tx.commit();
 }
 
@@ -374,6 +385,7 @@ void RunDatabase::finish_run(std::string_view run_id, RunStatus status,
   st.bind(to_string(status), exit_reason, utc_now_iso8601(), run_id).execute();
   if (sqlite3_changes(db()) == 0)
     throw DatabaseError(fmt::format("{}: finish_run: no running run with id {}", file_, run_id));
+  refresh_figures_after_end(run_id);
 }
 
 bool RunDatabase::record_peer_failure(std::string_view run_id, std::string_view at,
@@ -382,7 +394,9 @@ bool RunDatabase::record_peer_failure(std::string_view run_id, std::string_view 
     UPDATE runs SET status = 'failed', exit_reason = ?1, finished_at = coalesce(finished_at, ?2)
     WHERE id = ?3 AND (status = 'running' OR (status = 'failed' AND finished_at >= ?2)))sql");
   st.bind(reason, at, run_id).execute();
-  return sqlite3_changes(db()) > 0;
+  if (sqlite3_changes(db()) == 0) return false;
+  refresh_figures_after_end(run_id);
+  return true;
 }
 
 void RunDatabase::add_bench(std::span<const BenchRow> rows) {
@@ -409,6 +423,7 @@ void RunDatabase::mark_preempted(std::string_view run_id, std::string_view exit_
     throw DatabaseError(
         fmt::format("{}: mark_preempted: no unfinished run with id {}", file_, run_id));
   }
+  refresh_figures_after_end(run_id);
 }
 
 void RunDatabase::complete_after_signal(std::string_view run_id, std::string_view exit_reason) {
@@ -420,6 +435,7 @@ void RunDatabase::complete_after_signal(std::string_view run_id, std::string_vie
     throw DatabaseError(
         fmt::format("{}: complete_after_signal: no run with id {} to complete", file_, run_id));
   }
+  refresh_figures_after_end(run_id);
 }
 
 void RunDatabase::resume_run(std::string_view run_id, long next_step, int next_epoch) {
@@ -439,6 +455,18 @@ void RunDatabase::resume_run(std::string_view run_id, long next_step, int next_e
   }
   Statement epochs(db(), file_, "resume_run", "DELETE FROM epochs WHERE run_id = ? AND epoch >= ?");
   epochs.bind(run_id, static_cast<std::int64_t>(next_epoch)).execute();
+  refresh_figures(run_id);
+  tx.commit();
+}
+
+void RunDatabase::refresh_figures(std::string_view run_id) {
+  const std::string id(run_id);
+  refresh_run_figures(db(), file_, std::span(&id, 1));
+}
+
+void RunDatabase::refresh_figures_after_end(std::string_view run_id) {
+  Transaction tx(db(), file_);
+  refresh_figures(run_id);
   tx.commit();
 }
 

@@ -104,7 +104,7 @@ std::span<const std::string_view> schema_steps();
 
 class RunDatabase {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens or creates the file (and its parent directories), sets the journal mode for the file
   // system it lies on (`where`; by default file_system_of(file)), a 30 s busy timeout and foreign
@@ -152,6 +152,11 @@ class RunDatabase {
   };
   sqlite3* db() const;   // throws on a moved-from object instead of crashing in sqlite
   void update_schema();  // create or migrate the tables, re-create the views: one transaction
+  // The run's rows of run_figures and run_overlaps (run_figures.hpp), in the caller's
+  // transaction; or, after a run's end was recorded on its own (a signal watcher may have time
+  // for one UPDATE only), in a transaction of their own.
+  void refresh_figures(std::string_view run_id);
+  void refresh_figures_after_end(std::string_view run_id);
   static DatabaseError newer_schema(std::string_view file, int version);
 
   std::string file_;  // as given, for error messages

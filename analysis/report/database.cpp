@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include "analysis/record/run_database.hpp"
+#include "analysis/record/run_figures.hpp"
 #include "analysis/record/views.hpp"
 #include "analysis/report/merge.hpp"
 
@@ -47,6 +48,14 @@ void add_tables_of_later_versions(const Connection& db) {
     if (std::get<std::int64_t>(found) == 0 && sql.starts_with(create)) {
       db.exec("CREATE TEMP TABLE " + sql.substr(create.size()));
     }
+  }
+}
+
+void refresh_figures(const Connection& db, record::FigureTables tables) {
+  try {
+    record::refresh_all_run_figures(db.get(), db.name(), tables);
+  } catch (const record::DatabaseError& e) {
+    throw InputError(e.what());
   }
 }
 
@@ -99,13 +108,21 @@ Connection open_run_database(const fs::path& file) {
 Connection open_for_report(const std::vector<fs::path>& files) {
   if (files.size() == 1) {
     Connection db = open_run_database(files[0]);
+    // A file from before version 4 has no run figures: computed once, into its TEMP tables, for
+    // this connection (a merge's sources need none: the merge computes its own).
+    if (user_version(db) < RunDatabase::kSchemaVersion) {
+      refresh_figures(db, record::FigureTables::temp);
+    }
     prepare_for_queries(db);
     return db;
   }
   Connection merged(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                     fmt::format("{} databases", files.size()));
   create_schema(merged);
-  for (const fs::path& file : files) merge_into(merged, open_run_database(file));
+  for (const fs::path& file : files) {
+    merge_into(merged, open_run_database(file), MergedFigures::leave_to_caller);
+  }
+  refresh_figures(merged, record::FigureTables::main);
   prepare_for_queries(merged);
   return merged;
 }

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "analysis/record/run_database.hpp"
+#include "analysis/record/run_figures.hpp"
+
 namespace commsgd::report {
 namespace {
 
@@ -128,7 +131,7 @@ std::int64_t copy_bench(const Connection& dest, const Connection& source) {
 
 }  // namespace
 
-MergeCounts merge_into(const Connection& dest, const Connection& source) {
+MergeCounts merge_into(const Connection& dest, const Connection& source, MergedFigures figures) {
   MergeCounts counts;
   try {
     Transaction tx(dest);
@@ -139,8 +142,16 @@ MergeCounts merge_into(const Connection& dest, const Connection& source) {
     counts.norm_study = copy_keyed(dest, source, "norm_study");
     counts.ranks = copy_ranks(dest, source);
     counts.bench = copy_bench(dest, source);
+    if (figures == MergedFigures::refresh) {
+      std::vector<std::string> runs;
+      for (const Row& row : source.query("SELECT id FROM runs").rows)
+        runs.push_back(std::get<std::string>(row.at(0)));
+      record::refresh_run_figures(dest.get(), dest.name(), runs);
+    }
     tx.commit();
   } catch (const InputError& e) {  // e.g. rows of a run the source does not have
+    throw InputError(fmt::format("merging {}: {}", source.name(), e.what()));
+  } catch (const record::DatabaseError& e) {
     throw InputError(fmt::format("merging {}: {}", source.name(), e.what()));
   }
   return counts;

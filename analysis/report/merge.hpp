@@ -18,7 +18,11 @@ struct MergeCounts {
 // final status; ranks likewise take their end). Epochs, steps, grad_stats and norm_study are keyed
 // by run and epoch/step, ranks by run, rank and start; bench
 // rows, whose ids are per file, by their content. `dest` has this build's schema version; an
-// older `source` reads as migrated (open_run_database).
-MergeCounts merge_into(const Connection& dest, const Connection& source);
+// older `source` reads as migrated (open_run_database). The figures and overlaps of the source's
+// runs (run_figures.hpp) are recomputed in `dest`, whose other runs they may overlap, unless the
+// caller will recompute every run's once it has merged several sources.
+enum class MergedFigures { refresh, leave_to_caller };
+MergeCounts merge_into(const Connection& dest, const Connection& source,
+                       MergedFigures figures = MergedFigures::refresh);
 
 }  // namespace commsgd::report

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/report/median.hpp"
 #include "analysis/report/reports.hpp"
 
 namespace commsgd::report {
@@ -45,10 +44,11 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
            json_extract(r.config, '$.parameters'), coalesce(json_extract(r.config, '$.bucket_mb'), 0),
            coalesce(json_extract(r.config, '$.wire_dtype'), 'fp32'),
            coalesce(json_extract(r.config, '$.peers_per_iter'), 1),
-           (SELECT avg(density_mean) FROM steady_steps s WHERE s.run_id = r.id),
+           f.steady_density,
            b.total_s, b.communicate_s, b.wait_s, b.forward_backward_s, b.select_s,
-           s.overlapped_by
+           s.overlapped_by, f.communicate_s_median, f.wait_s_median
     FROM runs r JOIN time_breakdown b ON b.run_id = r.id JOIN run_summary s ON s.run_id = r.id
+    JOIN run_figures f ON f.run_id = r.id
     WHERE r.id {} AND json_extract(r.config, '$.parameters') IS NOT NULL
     ORDER BY r.model, r.network, r.algo, r.workers, r.created_at)sql",
                                        runs.in),
@@ -79,24 +79,9 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
     m.forward_backward = as_double(row[15]);
     m.select = as_double(row[16]);
     m.overlapped_by = text_of(row[17]);
+    // The median over the run's steady windows (each has some: time_breakdown is made of them).
+    m.exposed_median = as_double(row[m.on_thread ? 19 : 18]);
     out.push_back(std::move(m));
-  }
-  // Each run's steady windows: (communicate, wait) of each.
-  std::map<std::string, std::vector<std::pair<double, double>>> windows;
-  const Table steps = db.query(
-      fmt::format(
-          "SELECT run_id, communicate_s_mean, wait_s_mean FROM steady_steps WHERE run_id {}",
-          runs.in),
-      runs.params);
-  for (const Row& row : steps.rows) {
-    windows[text_of(row[0])].emplace_back(as_double(row[1]), as_double(row[2]));
-  }
-  for (MeasuredRun& m : out) {  // each has steady windows: time_breakdown is made of them
-    std::vector<double> exposed;
-    for (const auto& [communicate, wait] : windows[m.id]) {
-      exposed.push_back(m.on_thread ? wait : communicate);
-    }
-    m.exposed_median = median(exposed);
   }
   if (out.empty()) {
     throw InputError(fmt::format(

@@ -266,12 +266,15 @@ TEST_F(ReportCli, MergingRecordsAFailureKeptBesideTheSource) {
       << "a merge's source is only read";
 }
 
-// A file of schema version 1 (before norm_study) is read as if migrated, and left as it is: its
-// reports are those of the same runs in a current file, and it merges into a current one.
+// A file of schema version 1 (before norm_study and run_figures) is read as if migrated, and left
+// as it is: its reports are those of the same runs in a current file, and it merges into a
+// current one.
 TEST_F(ReportCli, OlderSchemaFilesAreReadAndMergedWithoutBeingChanged) {
   const std::string old = (dir_ / "v1.sqlite").string();
   fs::copy_file(db_, old);
-  exec(old, "DROP TABLE norm_study; PRAGMA user_version = 1");
+  exec(old,
+       "DROP TABLE run_overlaps; DROP TABLE run_figures; DROP TABLE norm_study; "
+       "PRAGMA user_version = 1");
   const std::string before = contents(old);
   for (const char* command : {"runs", "compare", "convergence"}) {
     EXPECT_EQ(report_json({command, old}), report_json({command, db_})) << command;

@@ -159,7 +159,7 @@ TEST_F(Views, TemporaryViewsWorkOnAReadOnlyConnectionAndLeaveTheFileAsItWas) {
     record::RunDatabase db(db_);  // a file without views, as one from before views.sql
     ASSERT_EQ(sqlite3_exec(db.handle(),
                            "DROP VIEW run_summary; DROP VIEW run_memory; "
-                           "DROP VIEW run_overlaps; DROP VIEW communication_volume; "
+                           "DROP VIEW communication_volume; "
                            "DROP VIEW final_metrics; DROP VIEW time_to_accuracy; "
                            "DROP VIEW time_breakdown; DROP VIEW scaling_efficiency; "
                            "DROP VIEW throughput; DROP VIEW steady_steps",
