@@ -478,4 +478,8 @@ void zero_applied(std::span<float> dense, const SparseSet& s,
   }
 }
 
+bool merge_uses_avx512() {
+  return detail::avx512_merge_enabled();
+}
+
 }  // namespace commsgd::kernels

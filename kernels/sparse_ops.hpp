@@ -9,6 +9,10 @@
 
 namespace commsgd::kernels {
 
+// Whether the merges below take their AVX-512 versions on this CPU (the same results, bit for
+// bit): it has AVX-512 F, VL and BW, and COMMSGD_NO_AVX512 is not set.
+bool merge_uses_avx512();
+
 // gTop-k's merge: the union by index, a.value + b.value on a shared index (a is the lower rank's
 // set, always added first so both partners compute the same bits), then the k entries first in
 // the selection order (larger |value|; ties: smaller index), sorted by index; all of the union

@@ -9,6 +9,7 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/throttled_communicator.hpp"
+#include "trainer/build_report.hpp"
 #include "trainer/exit_codes.hpp"
 #include "trainer/options.hpp"
 #include "trainer/setup_check.hpp"
@@ -34,7 +35,13 @@ int commsgd_train_main(int argc, char** argv) {
   Options options;
   std::optional<std::string> parse_error;
   try {
-    if (parse_options(argc, argv, options, rank0) == ParseOutcome::exit_ok) {
+    const ParseOutcome outcome = parse_options(argc, argv, options, rank0);
+    if (outcome == ParseOutcome::exit_ok) return kExitCompleted;
+    if (outcome == ParseOutcome::version || outcome == ParseOutcome::check_build) {
+      if (rank0) {
+        for (const std::string& line : build_report(outcome == ParseOutcome::check_build))
+          fmt::print("{}\n", line);
+      }
       return kExitCompleted;
     }
   } catch (const UsageError& e) {

@@ -593,6 +593,15 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   CLI::App app;
   app.name("commsgd-train");
   add_options(app, options);
+  bool version = false, check_build = false;
+  app.add_flag("--version", version,
+               "Print what this build is made of, a line each: the commit, LibTorch and whether "
+               "it has CUDA, the CUDA kernels, NCCL, the MPI library and whether it is CUDA-aware, "
+               "AVX-512 on this CPU; then exit");
+  app.add_flag("--check-build", check_build,
+               "The same, and what this node gives it at run time (the GPUs LibTorch sees); then "
+               "exit. Run it as the job would (srun or mpirun on a compute node) before a "
+               "multi-node job");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -601,6 +610,8 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
+  if (check_build) return ParseOutcome::check_build;
+  if (version) return ParseOutcome::version;
   validate(options);
   return ParseOutcome::run;
 }

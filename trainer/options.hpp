@@ -166,9 +166,11 @@ void to_json(nlohmann::json& json, const Options& options);
 // Declares every option on `app`, grouped for --help, writing into `options`.
 void add_options(CLI::App& app, Options& options);
 
-enum class ParseOutcome { run, exit_ok };
+// exit_ok: --help was printed (when `print` is set); version, check_build: --version or
+// --check-build was given, for the caller to answer (build_report.hpp).
+enum class ParseOutcome { run, exit_ok, version, check_build };
 
-// Parses argv (and --config FILE). Returns exit_ok after printing --help when `print` is set.
+// Parses argv (and --config FILE).
 // Throws UsageError naming the option and the problem.
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print);
 

@@ -7,6 +7,7 @@
 
 #include "analysis/report/sqlite.hpp"
 #include "analysis/report/subprocess.hpp"
+#include "common/installed_paths.hpp"
 
 namespace commsgd::report {
 
@@ -19,9 +20,10 @@ void check_figure_path(const std::filesystem::path& output) {
 }
 
 void draw(const nlohmann::json& data, const std::filesystem::path& output) {
-  // Configure-time paths (analysis/CMakeLists.txt): the script in the source tree and the Python
-  // that has matplotlib (Debian's, not whatever python3 comes first in PATH).
-  const std::string python = COMMSGD_PYTHON, script = COMMSGD_PLOT_SCRIPT;
+  // The script installed beside this program, or the source tree's; the Python that has
+  // matplotlib, as configured (Debian's, not whatever python3 comes first in PATH).
+  const std::string python = COMMSGD_PYTHON;
+  const std::string script = shipped_file("plot.py", COMMSGD_PLOT_SCRIPT).string();
   if (access(python.c_str(), X_OK) != 0) {
     throw std::runtime_error(fmt::format(
         "{} not found; plots need Python 3 with matplotlib (Debian: python3-matplotlib)", python));

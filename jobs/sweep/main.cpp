@@ -7,6 +7,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "common/installed_paths.hpp"
 #include "jobs/sweep/cluster_limits.hpp"
 #include "jobs/sweep/command_output.hpp"
 #include "jobs/sweep/jobs_plan.hpp"
@@ -33,9 +34,9 @@ struct Settings {
   bool dry_run = false;
   bool wait = false;
   Tools tools{.sweep = {},
-              .trainer = COMMSGD_DEFAULT_TRAINER,
-              .report = COMMSGD_DEFAULT_REPORT,
-              .jobs = COMMSGD_JOBS_DIR};
+              .trainer = sibling_program("commsgd-train", COMMSGD_DEFAULT_TRAINER),
+              .report = sibling_program("commsgd-report", COMMSGD_DEFAULT_REPORT),
+              .jobs = shipped_file("jobs", COMMSGD_JOBS_DIR)};
   // -1: not given. --max-running overrides the sweep config's slurm.max-running; the limits
   // override what `scontrol show config` says (e.g. to plan for another cluster in a dry run).
   int max_running = -1;
