@@ -218,9 +218,9 @@ std::size_t gather_bracket(const float* __restrict values, std::size_t n, AbsKey
 }
 
 // Up to this many entries, the union's k-th key is found among all of them by one partial sort:
-// a bracket's sample (two partial sorts of up to 1024 keys) and histogram (2048 bins) cost more
-// (merging two sets of 154 entries, gTop-k's at ρ = 0.001 of a 150 000-parameter model: 1.9 µs
-// against 2.6 µs; the two cost the same at about 1500 entries).
+// a bracket's sample (two partial sorts of up to 1024 keys) and histogram (2048 bins) have a
+// fixed cost that a small union (gTop-k's at ρ = 0.001 of a small model) does not repay; the two
+// ways cost the same at about 1500 entries (results/README.md, "Collectives").
 constexpr std::size_t kSmallUnion = 1024;
 
 // A bracket [low, high] around the k-th key of the m merged entries, from a strided sample of

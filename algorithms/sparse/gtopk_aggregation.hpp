@@ -16,11 +16,10 @@ namespace commsgd::algorithms {
 class GtopkAggregation final : public Aggregation {
  public:
   // A round's set of 8k bytes travels packed in one message below this size, and from it on as
-  // two messages, values and indices, from where the set holds them. At k = 25 000 over shared
-  // memory the two messages took about 20 µs off a 0.13 ms round (packing is a pass over the
-  // set, and the packed message a second copy); at k = 154 over TCP (emulated 1 Gbit/s) the
-  // second message cost 14 µs a round against 8-9. Every rank has the same k, so partners agree
-  // on how many messages to expect.
+  // two messages, values and indices, from where the set holds them: a large set's pack is a
+  // pass over it and a second copy, which costs more than a second message, while a small set's
+  // second message costs more than its pack over TCP (results/README.md, "Collectives"). Every
+  // rank has the same k, so partners agree on how many messages to expect.
   static constexpr std::size_t kPartsFromBytes = 64 * 1024;
 
   explicit GtopkAggregation(comm::Communicator& comm,

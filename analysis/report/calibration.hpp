@@ -2,9 +2,9 @@
 // network's link (commsgd-bench pingpong, one run per network) and gTop-k's merge (commsgd-bench
 // merge). One benchmark run is one calibration. Where a database holds several of a kind, the
 // model takes their median: each value the median of the calibrations' values, each measured
-// size's time the median of the times measured at it. One calibration in a slow mode, whose
-// first message after computation took 42 µs where other calibrations of the same link took
-// 16–28 µs, then moves nothing.
+// size's time the median of the times measured at it. One calibration taken while the hosts were
+// in a slow mode, whose first message after computation took about twice the others', then moves
+// nothing (results/README.md, "Cost model against measurement").
 #pragma once
 
 #include <map>

@@ -36,7 +36,8 @@ struct Link {
   std::optional<MessageTime> after_idle;
   // The first message's latency by how long the ranks computed before it: (seconds computed,
   // seconds of the ping-pong's smallest exchange after that), computed ascending. It grows with
-  // the computation (17 µs after 0.25 ms, 26 µs after 16 ms over the emulated 1 Gbit/s link).
+  // the computation, which leaves the caches colder (results/README.md, "Cost model against
+  // measurement").
   // Where it is empty, the first message's latency is after_idle's α.
   std::vector<std::pair<double, double>> latency_after_idle;
   // A link shaped by a token bucket (the emulated hosts' tbf; many cloud NICs): while the link

@@ -21,9 +21,9 @@ struct MeasuredRun {
   Exchange exchange;
   bool on_thread = false;  // as run: dense with buckets, osgp, adpsgd
   double total = 0, communicate = 0, wait = 0, forward_backward = 0, select = 0;
-  // The median over the steady windows of what exposed() averages: a window in which the
-  // process was held up (a 10-step window of 131 µs among eleven of 20–27 µs, in a 1.2 kB
-  // exchange over the emulated 100 Mbit/s) moves a mean of latency-bound exchanges by half.
+  // The median over the steady windows of what exposed() averages: one window in which the
+  // process was held up, at several times the others' time, moves a mean of latency-bound
+  // exchanges by half (results/README.md, "Cost model against measurement").
   double exposed_median = 0;
 
   // What the iteration spent waiting for communication, as measured.

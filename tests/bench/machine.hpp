@@ -21,13 +21,13 @@ double median(std::vector<double> v);
 
 // Computes for at least `seconds` as a training step does, forward and backward passes of an MLP
 // 64-`hidden`-10 in LibTorch on one thread, so that what runs next starts with the data and
-// instruction caches and the branch history such a step leaves: after it, a first exchange of 8
-// bytes took 16–22 µs over the emulated 1 Gbit/s link after 0.6 ms, where after a loop sweeping
-// 4 MiB it took 10–14 µs (commsgd-train's 1.2 kB exchange: 19–21 µs). The width decides how much
-// of the caches the step displaces: after 0.5 ms, 9–10 µs at 512 and 12–15 µs at 2048, the width
-// of the cost model's check runs. Its batch narrows as it widens (16 384 / hidden rows, at least
-// one), so that a pass costs what 512 wide at batch 32 does, about 0.1 ms, and a short
-// computation ends close to `seconds`. Returns a value of the computation, for the caller to use.
+// instruction caches and the branch history such a step leaves: after it a first small exchange
+// takes longer than after a loop sweeping memory, and about what commsgd-train's exchanges take
+// (results/README.md, "Cost model against measurement"). The width decides how much of the
+// caches the step displaces; 2048 is the width of the cost model's check runs. Its batch narrows
+// as it widens (16 384 / hidden rows, at least one), so that a pass costs what 512 wide at batch
+// 32 does, and a short computation ends close to `seconds`. Returns a value of the computation,
+// for the caller to use.
 float compute_for(double seconds, int hidden);
 
 // The width compute_for takes when none is asked for: the MLP of the calibrations recorded before

@@ -84,8 +84,8 @@ double exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats
 // README.md, "Why dense's allreduce costs more than two exchanges"). Which step does is random,
 // so the price of a step is the mean over the repeats, not the median. Each pair starts behind a
 // barrier, as a training step's collective does: back to back, the ranks start a pair as far
-// apart as the last one left them, and then its first step serialized too (two steps of 256 kB
-// at 100 Mbit/s took 84 ms, four times one).
+// apart as the last one left them, and then its first step serialized too (two steps took four
+// times one: results/README.md, "Cost model against measurement").
 double collective_steps_seconds(comm::Communicator& comm, std::size_t bytes, int repeats) {
   std::vector<std::byte> message(bytes), received(bytes);
   const int peer = 1 - comm.rank();
@@ -108,11 +108,11 @@ double collective_steps_seconds(comm::Communicator& comm, std::size_t bytes, int
 // timed. The link has idled meanwhile, so a shaped link's token bucket has refilled, up to its
 // burst, where back to back the exchanges above find it empty beyond their first few. The
 // computation is a training step's (compute_for), so that the exchange starts with the caches a
-// training step leaves: a 1 kB exchange took 30% longer after a memory sweep than after a spin,
+// training step leaves: a small exchange takes longer after a memory sweep than after a spin,
 // and longer still after LibTorch's forward and backward. The result is the mean over the
 // repeats and over both ranks, as a training run records the mean over its steps and its ranks:
-// these exchanges spread widely (9 to 45 µs for 8 bytes over the emulated 1 Gbit/s link), and a
-// median of a few moved between 13 and 24 µs from run to run. Other ranks only meet at the
+// these exchanges spread widely, over a factor of five, and a median of a few moves from run to
+// run (results/README.md, "Cost model against measurement"). Other ranks only meet at the
 // barriers, and return 0.
 double after_idle_exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats,
                                    double idle, int hidden) {
@@ -157,7 +157,7 @@ std::pair<double, double> least_squares(std::span<const Sample> samples) {
 // shaped link lets messages up to its token-bucket burst pass at full speed, and the large
 // messages' scatter then decides α (it can come out negative). So α is the time of the smallest
 // messages, where latency is all there is: the median of the three smallest sizes' times, as
-// one size's can be off (27 µs for 8 bytes, where 16 to 1024 bytes took 14–15 µs). β is the
+// one size's can be off by nearly a factor of two. β is the
 // least-squares slope over the larger half of the sizes, where bandwidth is.
 std::pair<double, double> fit_alpha_beta(const std::vector<Sample>& samples) {
   const std::span<const Sample> large = std::span(samples).subspan(samples.size() / 2);
