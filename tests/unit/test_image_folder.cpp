@@ -245,16 +245,21 @@ TEST(ImageFolderTransform, ValidationGivesNormalizedColourOfEachFile) {
   }
 }
 
+// A width x height JPEG, red in its first `red` columns and blue in the rest.
+void write_red_left(const fs::path& path, int width, int height, int red) {
+  write_jpeg(path, width, height, 3, [red](int x, int) {
+    return x < red ? std::array<std::uint8_t, 4>{220, 30, 30, 0}
+                   : std::array<std::uint8_t, 4>{30, 30, 220, 0};
+  });
+}
+
 // 800 x 600 is decoded at 1/8 for S = 16; the crop must still land on the same
 // part of the image. Resize to 24 x 18, crop columns 4..19: the red/blue edge at
 // x = 400 of 800 falls on output column 8.
 TEST(ImageFolderTransform, ValidationCropsTheCentreOfALargeImage) {
   TempDir dir;
   const fs::path path = dir.path() / "halves.jpg";
-  write_jpeg(path, 800, 600, 3, [](int x, int) {
-    return x < 400 ? std::array<std::uint8_t, 4>{220, 30, 30, 0}
-                   : std::array<std::uint8_t, 4>{30, 30, 220, 0};
-  });
+  write_red_left(path, 800, 600, 400);
   constexpr int kSize = 16;
   const std::vector<float> out = load(path, kSize, ImageMode::validation, 1);
   EXPECT_TRUE(ColumnsHaveColor(out, kSize, 0, 7, {220, 30, 30}));
@@ -289,10 +294,7 @@ TEST(ImageSquash, IsOpenCvsBicubicComputedByHand) {
 TEST(ImageFolderTransform, ASquashedImageKeepsAllOfItsWidth) {
   TempDir dir;
   const fs::path path = dir.path() / "quarter.jpg";
-  write_jpeg(path, 80, 40, 3, [](int x, int) {
-    return x < 20 ? std::array<std::uint8_t, 4>{220, 30, 30, 0}
-                  : std::array<std::uint8_t, 4>{30, 30, 220, 0};
-  });
+  write_red_left(path, 80, 40, 20);
   constexpr int kSize = 16;
   std::mt19937_64 rng(1);
   std::vector<float> squashed(3 * kSize * kSize), kept(3 * kSize * kSize);
@@ -308,10 +310,7 @@ TEST(ImageFolderTransform, ASquashedImageKeepsAllOfItsWidth) {
 TEST(ImageFolderTransform, ValidationCropFractionOneKeepsTheWholeShorterSide) {
   TempDir dir;
   const fs::path path = dir.path() / "edge.jpg";
-  write_jpeg(path, 64, 64, 3, [](int x, int) {
-    return x < 4 ? std::array<std::uint8_t, 4>{220, 30, 30, 0}
-                 : std::array<std::uint8_t, 4>{30, 30, 220, 0};
-  });
+  write_red_left(path, 64, 64, 4);
   constexpr int kSize = 16;
   std::mt19937_64 rng(1);
   std::vector<float> whole(3 * kSize * kSize), half(3 * kSize * kSize);
