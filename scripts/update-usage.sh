@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 check=no
 if [ "${1:-}" = --check ]; then check=yes; shift; fi
-build=${1:-$root/build/release}
+build=$(cd "${1:-$root/build/release}" && pwd)
 doc=$root/docs/usage.md
 begin='<!-- BEGIN --help -->' end='<!-- END --help -->'
 
@@ -16,10 +16,12 @@ subcommands() {
   awk '/^Subcommands:/ { in_list = 1; next } in_list && /^  [a-z]/ { print $1 } in_list && /^$/ { exit }'
 }
 
-# "### PROGRAM SUB..." and its --help, then each subcommand's, depth first.
+# "### PROGRAM SUB..." and its --help, then each subcommand's, depth first. Defaults that name
+# this checkout (commsgd-sweep's --trainer, --report, --jobs-dir) read <build> and <source>, so
+# that the text is the same in every checkout.
 help_of() {
   local text
-  text=$("$@" --help)
+  text=$("$@" --help | sed -e "s|$build|<build>|g" -e "s|$root|<source>|g")
   printf '### %s\n\n```\n%s\n```\n\n' "$(basename "$1")${2:+ ${*:2}}" "$text"
   local sub
   for sub in $(subcommands <<<"$text"); do help_of "$@" "$sub"; done

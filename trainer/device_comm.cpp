@@ -67,7 +67,7 @@ std::string attach_device_backend(comm::Communicator& comm, int device, bool own
   comm.attach_device_backend(std::make_unique<comm::StagedBackend>(comm));
   return "mpi-staged";
 #else
-  (void)device, (void)own_gpu, (void)timeout_seconds;
+  (void)comm, (void)device, (void)own_gpu, (void)timeout_seconds;
   throw std::logic_error("this commsgd-train was built without CUDA");
 #endif
 }
