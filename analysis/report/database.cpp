@@ -59,6 +59,18 @@ void refresh_figures(const Connection& db, record::FigureTables tables) {
   }
 }
 
+// A large file of an older version pays for its figures on every report: say once how to stop it.
+void note_older_file(const Connection& db) {
+  constexpr std::int64_t kManyRuns = 1000;
+  const auto runs = std::get<std::int64_t>(db.query("SELECT count(*) FROM runs").rows.at(0).at(0));
+  if (runs < kManyRuns) return;
+  fmt::print(stderr,
+             "commsgd-report: note: {} has schema version {}, so each report computes the "
+             "figures of its {} runs; `commsgd-report merge -o NEW {}` writes a current copy "
+             "that reports read at once\n",
+             db.name(), user_version(db), runs, db.name());
+}
+
 void check_schema(const Connection& db) {
   const std::int64_t version = user_version(db);
   if (version == RunDatabase::kSchemaVersion) return;
@@ -112,6 +124,7 @@ Connection open_for_report(const std::vector<fs::path>& files) {
     // this connection (a merge's sources need none: the merge computes its own).
     if (user_version(db) < RunDatabase::kSchemaVersion) {
       refresh_figures(db, record::FigureTables::temp);
+      note_older_file(db);
     }
     prepare_for_queries(db);
     return db;

@@ -287,6 +287,29 @@ TEST_F(ReportCli, OlderSchemaFilesAreReadAndMergedWithoutBeingChanged) {
   EXPECT_EQ(contents(old), before);
 }
 
+// An older file of many runs reports as a current one, and says once how to make reading it fast.
+TEST_F(ReportCli, ALargeOlderFileSaysHowToReadItAtOnce) {
+  const std::string old = (dir_ / "v3.sqlite").string();
+  {
+    record::RunDatabase db(old);
+    record::RunInfo r;
+    r.algo = "dense";
+    for (int i = 0; i < 1000; ++i) {
+      r.id = fmt::format("00000000-0000-4000-8000-{:012d}", i);
+      db.begin_run(r);
+    }
+  }
+  exec(old, "DROP TABLE run_overlaps; DROP TABLE run_figures; PRAGMA user_version = 3");
+  const ProcessResult result = report({"runs", old, "-f", "csv"});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("has schema version 3, so each report computes the figures of "
+                               "its 1000 runs; `commsgd-report merge -o NEW"),
+            std::string::npos)
+      << result.output.substr(0, 400);
+  const ProcessResult current = report({"runs", db_, "-f", "csv"});
+  EXPECT_EQ(current.output.find("note:"), std::string::npos) << current.output;
+}
+
 TEST_F(ReportCli, MergeRefusesOtherSchemaVersionsAndForeignFiles) {
   const std::string future = (dir_ / "future.sqlite").string();
   fs::copy_file(db_, future);
