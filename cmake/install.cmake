@@ -31,7 +31,7 @@ install(TARGETS ${installed_libraries} EXPORT commsgdTargets
 install(DIRECTORY algorithms kernels trainer DESTINATION include/commsgd
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 install(DIRECTORY analysis/record DESTINATION include/commsgd/analysis
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" PATTERN statement.hpp EXCLUDE)  # the library's own
 
 set(package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/commsgd)
 install(EXPORT commsgdTargets NAMESPACE commsgd:: DESTINATION ${package_dir})

@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include <memory>
 
-#include "analysis/record/run_database.hpp"
+#include "analysis/record/statement.hpp"
 
 namespace commsgd::record {
 namespace {
@@ -96,9 +95,10 @@ WHERE r.id IN ({chosen}))sql",
                      fmt::arg("steady", kSteady));
 }
 
-// A rank's span ends at its finished_at, else its run's, else (still running) now: ?1. Spans that
-// ended are found from the chosen rank's side through the index on (host, started_at), starting
-// no earlier than its start less the longest ended span (?2, in days); open spans, apart. The
+// A rank's span ends at its finished_at, else its run's, else (still running) now, which SQLite
+// holds fixed within a statement. Spans that ended are found from the chosen rank's side through
+// the index on (host, started_at), starting no earlier than its start less the longest ended
+// span (?1, in days); open spans, apart. The
 // CROSS JOINs keep SQLite to that order. Each pair is found from the chosen run's side; the
 // reverse pairs are added after.
 std::string overlaps_sql(std::string_view schema) {
@@ -109,8 +109,8 @@ FROM temp.refresh_runs c
 CROSS JOIN ranks a ON a.run_id = c.id
 CROSS JOIN runs ra ON ra.id = a.run_id
 CROSS JOIN ranks b ON b.host = a.host
-  AND b.started_at < coalesce(a.finished_at, ra.finished_at, ?1)
-  AND b.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', julianday(a.started_at) - ?2)
+  AND b.started_at < coalesce(a.finished_at, ra.finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  AND b.started_at >= strftime('%Y-%m-%dT%H:%M:%fZ', julianday(a.started_at) - ?1)
 CROSS JOIN runs rb ON rb.id = b.run_id
 WHERE b.run_id <> a.run_id AND coalesce(b.finished_at, rb.finished_at) IS NOT NULL
   AND a.started_at < coalesce(b.finished_at, rb.finished_at)
@@ -121,46 +121,19 @@ FROM (SELECT k.* FROM ranks k JOIN runs r ON r.id = k.run_id
 CROSS JOIN ranks a ON a.host = b.host
 CROSS JOIN runs ra ON ra.id = a.run_id
 WHERE a.run_id IN ({chosen}) AND b.run_id <> a.run_id
-  AND b.started_at < coalesce(a.finished_at, ra.finished_at, ?1))sql",
+  AND b.started_at < coalesce(a.finished_at, ra.finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))sql",
                      fmt::arg("schema", schema), fmt::arg("chosen", kChosen));
-}
-
-[[noreturn]] void fail(sqlite3* db, std::string_view file, std::string_view what) {
-  throw DatabaseError(fmt::format("{}: {}: {}", file, what, sqlite3_errmsg(db)));
-}
-
-void exec(sqlite3* db, std::string_view file, const std::string& sql, std::string_view what) {
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, file, what);
-}
-
-struct Finalize {
-  void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
-};
-using Statement = std::unique_ptr<sqlite3_stmt, Finalize>;
-
-Statement prepare(sqlite3* db, std::string_view file, const std::string& sql,
-                  std::string_view what) {
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) fail(db, file, what);
-  return Statement(s);
-}
-
-void run(sqlite3* db, std::string_view file, sqlite3_stmt* s, std::string_view what) {
-  int rc = SQLITE_ROW;
-  while (rc == SQLITE_ROW) rc = sqlite3_step(s);
-  if (rc != SQLITE_DONE) fail(db, file, what);
 }
 
 // The longest span that ended, in days, with a second to spare for the rounding of the bound to
 // milliseconds; 0 when none has.
 double longest_span_days(sqlite3* db, std::string_view file) {
-  const Statement s = prepare(db, file, R"sql(
+  Statement longest(db, file, "longest rank span", R"sql(
     SELECT max(julianday(coalesce(k.finished_at, r.finished_at)) - julianday(k.started_at))
     FROM ranks k JOIN runs r ON r.id = k.run_id
-    WHERE coalesce(k.finished_at, r.finished_at) IS NOT NULL)sql",
-                              "longest rank span");
-  if (sqlite3_step(s.get()) != SQLITE_ROW) fail(db, file, "longest rank span");
-  return sqlite3_column_double(s.get(), 0) + 1.0 / 86400;
+    WHERE coalesce(k.finished_at, r.finished_at) IS NOT NULL)sql");
+  longest.bind().step();
+  return longest.column_double(0) + 1.0 / 86400;
 }
 
 // Both tables' rows of the runs listed in temp.refresh_runs.
@@ -169,29 +142,26 @@ void refresh_chosen(sqlite3* db, std::string_view file, FigureTables tables) {
   exec(db, file,
        fmt::format("DELETE FROM {0}.run_figures WHERE run_id IN ({1}); "
                    "DELETE FROM {0}.run_overlaps WHERE run_id IN ({1}) OR other_run_id IN ({1})",
-                   schema, kChosen),
+                   schema, kChosen)
+           .c_str(),
        "clear run figures");
-  exec(db, file, figures_sql(schema), "compute run figures");
-
-  const Statement now = prepare(db, file, "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", "now");
-  if (sqlite3_step(now.get()) != SQLITE_ROW) fail(db, file, "now");
-  const Statement pairs = prepare(db, file, overlaps_sql(schema), "find run overlaps");
-  sqlite3_bind_value(pairs.get(), 1, sqlite3_column_value(now.get(), 0));
-  sqlite3_bind_double(pairs.get(), 2, longest_span_days(db, file));
-  run(db, file, pairs.get(), "find run overlaps");
+  exec(db, file, figures_sql(schema).c_str(), "compute run figures");
+  Statement pairs(db, file, "find run overlaps", overlaps_sql(schema));
+  pairs.bind(longest_span_days(db, file)).execute();
   exec(db, file,
        fmt::format("INSERT OR IGNORE INTO {0}.run_overlaps (run_id, other_run_id, host) "
                    "SELECT other_run_id, run_id, host FROM {0}.run_overlaps WHERE run_id IN ({1})",
-                   schema, kChosen),
+                   schema, kChosen)
+           .c_str(),
        "find run overlaps");
 }
 
 void choose(sqlite3* db, std::string_view file, const std::string& fill_sql) {
-  exec(db, file,
-       "CREATE TEMP TABLE IF NOT EXISTS refresh_runs (id TEXT PRIMARY KEY); "
-       "DELETE FROM temp.refresh_runs; " +
-           fill_sql,
-       "choose runs to refresh");
+  const std::string sql =
+      "CREATE TEMP TABLE IF NOT EXISTS refresh_runs (id TEXT PRIMARY KEY); "
+      "DELETE FROM temp.refresh_runs; " +
+      fill_sql;
+  exec(db, file, sql.c_str(), "choose runs to refresh");
 }
 
 }  // namespace
@@ -200,15 +170,9 @@ void refresh_run_figures(sqlite3* db, std::string_view file, std::span<const std
                          FigureTables tables) {
   if (run_ids.empty()) return;
   choose(db, file, "");
-  const Statement add = prepare(db, file,
-                                "INSERT OR IGNORE INTO temp.refresh_runs SELECT id FROM runs "
-                                "WHERE id = ?",
-                                "choose runs to refresh");
-  for (const std::string& id : run_ids) {
-    sqlite3_reset(add.get());
-    sqlite3_bind_text(add.get(), 1, id.data(), static_cast<int>(id.size()), SQLITE_TRANSIENT);
-    run(db, file, add.get(), "choose runs to refresh");
-  }
+  Statement add(db, file, "choose runs to refresh",
+                "INSERT OR IGNORE INTO temp.refresh_runs SELECT id FROM runs WHERE id = ?");
+  for (const std::string& id : run_ids) add.bind(std::string_view(id)).execute();
   refresh_chosen(db, file, tables);
 }
 
