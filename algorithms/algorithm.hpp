@@ -150,7 +150,8 @@ struct AlgorithmConfig {
   // steps without it.
   bool one_in_flight = false;
   int synch_freq = 0;
-  double comm_timeout_seconds = 300;  // a gossip wait longer than this is an error, not a hang
+  // A wait on the communication engine without progress for this long is an error, not a hang.
+  double comm_timeout_seconds = 300;
 };
 
 }  // namespace commsgd::algorithms

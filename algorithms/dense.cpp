@@ -1,5 +1,6 @@
 #include "algorithms/dense.hpp"
 
+#include <memory>
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
@@ -19,19 +20,13 @@ Dense::Dense(comm::Communicator& comm, const AlgorithmConfig& config)
   if (config.bucket_bytes > 0 && bucket_entries_ == 0) {
     throw std::invalid_argument("dense: a bucket must hold at least one float (4 bytes)");
   }
-  if (bucket_entries_ == 0) return;
-  thread_comm_ = comm.duplicate();
-  thread_ = std::thread([this] { communicate(); });
+  if (bucket_entries_ > 0) {
+    engine_ = std::make_unique<comm::Engine>(comm, config.comm_timeout_seconds);
+  }
 }
 
 Dense::~Dense() {
-  if (!thread_.joinable()) return;
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  thread_.join();
+  if (engine_) engine_->stop();
 }
 
 void Dense::average(comm::Communicator& comm, Buffer<float> g) {
@@ -51,65 +46,36 @@ void Dense::average(comm::Communicator& comm, Buffer<float> g) {
   comm.synchronize(g.place());
 }
 
-void Dense::communicate() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    changed_.wait(lock, [&] {
-      return stopping_ || (buckets_ && reduced_ < buckets_->count() && buckets_->full(reduced_));
-    });
-    if (stopping_) return;
-    const GradientBuckets::Range r = buckets_->range(reduced_);
-    const Buffer<float> bucket = grads_.subspan(r.begin, r.end - r.begin);
-    const kernels::Place place = stream_->place();
-    lock.unlock();
-    const TrafficMeter traffic(*thread_comm_);
-    const Stopwatch watch;
-    std::exception_ptr failure;
-    try {
-      stream_->enter();
-      // Backward has queued the bucket's last gradient on its stream by now.
-      kernels::ops::order_after(place, bucket.place());
-      average(*thread_comm_, bucket.on(place));
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    lock.lock();
-    thread_seconds_ += watch.seconds();
-    traffic.add_to(thread_bytes_sent_, thread_bytes_received_);
-    ++reduced_;
-    if (failure) {
-      failure_ = failure;
-      reduced_ = buckets_->count();  // nothing more of this backward will be reduced
-    }
-    changed_.notify_all();
-    if (failure) return;
-  }
-}
-
 void Dense::open_backward(Buffer<float> grads) {
   if (!buckets_) buckets_.emplace(grads.size(), bucket_entries_);
-  if (!stream_) stream_ = std::make_unique<kernels::ops::SideStream>(grads.place().memory);
+  engine_->place(grads.place().memory);  // the engine's stream, made by the first backward
   buckets_->reset();
   grads_ = grads;
-  reduced_ = 0;
+  reductions_.clear();
   backward_open_ = true;
 }
 
+void Dense::start_full_buckets() {
+  while (reductions_.size() < buckets_->count() && buckets_->full(reductions_.size())) {
+    const GradientBuckets::Range r = buckets_->range(reductions_.size());
+    const Buffer<float> bucket = grads_.subspan(r.begin, r.end - r.begin);
+    reductions_.push_back(
+        engine_->start("dense: allreduce of a gradient bucket", [this, bucket](comm::Channel& c) {
+          // Backward has queued the bucket's last gradient on its stream by now.
+          kernels::ops::order_after(c.place, bucket.place());
+          average(c.comm, bucket.on(c.place));
+        }));
+  }
+}
+
 void Dense::begin_backward(Buffer<float> grads) {
-  if (bucket_entries_ == 0) return;
-  const std::lock_guard lock(mutex_);
-  open_backward(grads);
+  if (bucket_entries_ > 0) open_backward(grads);
 }
 
 void Dense::gradient_ready(std::size_t offset, std::size_t count) {
   if (bucket_entries_ == 0) return;
-  bool notify = false;
-  {
-    const std::lock_guard lock(mutex_);
-    if (!backward_open_) throw std::logic_error("dense: gradient reported outside a backward");
-    notify = buckets_->fill(offset, count);
-  }
-  if (notify) changed_.notify_all();
+  if (!backward_open_) throw std::logic_error("dense: gradient reported outside a backward");
+  if (buckets_->fill(offset, count)) start_full_buckets();
 }
 
 void Dense::synchronize_gradients(Buffer<float> grads) {
@@ -128,7 +94,6 @@ void Dense::synchronize_gradients(Buffer<float> grads) {
     return;
   }
   const Stopwatch watch;
-  std::unique_lock lock(mutex_);
   // A backward that was skipped, or run without reporting, is opened here.
   if (!backward_open_) open_backward(grads);
   if (grads.data() != grads_.data() || grads.size() != grads_.size() ||
@@ -136,20 +101,21 @@ void Dense::synchronize_gradients(Buffer<float> grads) {
     throw std::logic_error("dense: synchronize_gradients got another buffer than backward filled");
   }
   buckets_->fill_all();  // what backward did not report (unused parameters) is final now
-  changed_.notify_all();
-  changed_.wait(lock, [&] { return reduced_ == buckets_->count() || failure_; });
+  start_full_buckets();
   backward_open_ = false;
+  for (const comm::Work& reduction : reductions_) reduction.wait();
   stats_.wait_seconds += watch.seconds();
-  if (failure_) std::rethrow_exception(failure_);
-  kernels::ops::order_after(grads.place(), stream_->place());  // the step uses the mean
+  kernels::ops::order_after(grads.place(), engine_->place(grads.place().memory));  // the mean
 }
 
 AlgorithmStats Dense::stats() const {
   AlgorithmStats s = stats_;
-  const std::lock_guard lock(mutex_);
-  s.communicate_seconds += thread_seconds_;
-  s.bytes_sent += thread_bytes_sent_;
-  s.bytes_received += thread_bytes_received_;
+  if (engine_) {
+    const comm::Engine::Totals totals = engine_->totals();
+    s.communicate_seconds += totals.seconds;
+    s.bytes_sent += totals.bytes_sent;
+    s.bytes_received += totals.bytes_received;
+  }
   return s;
 }
 

@@ -1,13 +1,11 @@
 #pragma once
 
-#include <condition_variable>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
+#include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/comm/engine.hpp"
 #include "algorithms/gradient_buckets.hpp"
 #include "kernels/ops.hpp"
 
@@ -17,7 +15,7 @@ namespace commsgd::algorithms {
 //
 // The papers' comparisons are only honest against a strong baseline, so by default it overlaps
 // communication with backward as PyTorch DDP and Horovod do: the gradient buffer is cut into
-// buckets (GradientBuckets), and a communication thread allreduces them in a fixed order, each as
+// buckets (GradientBuckets), and a communication engine allreduces them in a fixed order, each as
 // soon as backward has filled it, while backward goes on with the layers below. With no buckets
 // (bucket_bytes 0) the whole gradient is reduced in one call after backward.
 //
@@ -25,19 +23,17 @@ namespace commsgd::algorithms {
 // is taken in that precision. fp32 keeps the sum exact to float rounding.
 //
 // Written against buffers and kernels/ops.hpp, so the gradient may be in host or CUDA memory;
-// the communicator sends it over MPI or NCCL accordingly. On a device every bucket's allreduce is
-// waited for before it counts as done, so that its time is the transfer's, not the enqueueing's.
-// The comm thread reduces on a stream of its own (ops::SideStream), so that a bucket's transfer
-// runs beside the backward kernels of the layers below instead of queued behind them: the stream
-// follows the default one from the moment the bucket is full (an event), and the step follows
-// the comm stream once every bucket is done.
-//
-// Thread safety: the comm thread touches a bucket's entries only after backward has reported all
-// of them, and the training thread reads the gradient only after synchronize_gradients() has
-// waited for every bucket; what the two share besides is guarded by mutex_.
+// the communicator sends it over MPI or NCCL accordingly. The buckets' allreduces are operations
+// of a communication engine (comm/engine.hpp), started in bucket order as backward fills them and
+// waited for by synchronize_gradients(). On a device the engine reduces on a stream of its own, so
+// that a bucket's transfer runs beside the backward kernels of the layers below instead of queued
+// behind them: its stream follows the gradient's from the moment the bucket is full (an event),
+// every bucket's allreduce is waited for before it counts as done (so that its time is the
+// transfer's, not the enqueueing's), and the step follows the engine's stream once every bucket is
+// done.
 class Dense final : public Algorithm {
  public:
-  // Uses config.bucket_bytes, wire and barrier_before_communicate.
+  // Uses config.bucket_bytes, wire, barrier_before_communicate and comm_timeout_seconds.
   Dense(comm::Communicator& comm, const AlgorithmConfig& config);
   ~Dense() override;
 
@@ -55,31 +51,23 @@ class Dense final : public Algorithm {
  private:
   // Replaces g by the mean over ranks of everyone's g, on `comm`.
   void average(comm::Communicator& comm, Buffer<float> g);
-  void communicate();  // the comm thread's loop: the buckets of each backward, in order
-  void open_backward(Buffer<float> grads);  // mutex_ held
+  void open_backward(Buffer<float> grads);
+  // Starts the allreduce of each bucket that is full and follows the last one started.
+  void start_full_buckets();
 
   comm::Communicator& comm_;
   const comm::DataType wire_;
   const std::size_t bucket_entries_;
   const bool barrier_;
-  // The comm thread's stream, made by the first backward; it outlives the buffer below.
-  std::unique_ptr<kernels::ops::SideStream> stream_;
-  // A bucket in 16 bits, used by whoever averages.
+  AlgorithmStats stats_;
+  // With buckets: their allreduces. Made before the buffers below, which may live on its stream.
+  std::unique_ptr<comm::Engine> engine_;
+  // A bucket in 16 bits, used by whoever averages (the engine's operations one at a time).
   kernels::ops::Storage<std::uint16_t> wire_buffer_;
-  AlgorithmStats stats_;  // the training thread's own
-
-  std::unique_ptr<comm::Communicator> thread_comm_;
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
   std::optional<GradientBuckets> buckets_;  // sized by the first backward
   Buffer<float> grads_;                     // this backward's
   bool backward_open_ = false;              // begin_backward() came, synchronize_gradients() not
-  std::size_t reduced_ = 0;                 // buckets of this backward averaged so far
-  double thread_seconds_ = 0;
-  std::uint64_t thread_bytes_sent_ = 0, thread_bytes_received_ = 0;
-  std::exception_ptr failure_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::vector<comm::Work> reductions_;      // this backward's, one per bucket started, in order
 };
 
 }  // namespace commsgd::algorithms

@@ -31,8 +31,9 @@ node's PyTorch, CUDA and NCCL (in the background)"
   [kernels]="the CUDA kernels select, merge and compute what the CPU ones do (prebuilt \
 test_cuda_kernels), and a subset is clean under compute-sanitizer memcheck"
   [backends]="the NCCL and staged device back ends at 1 and 2 ranks (2 NCCL ranks on the one \
-GPU, told apart by NCCL_HOSTID), the algorithms on device buffers at 1, 2 and 4 ranks (prebuilt, \
-under the carried mpirun)"
+GPU, told apart by NCCL_HOSTID), the communication engine over each (operations in order on its \
+stream, a failed engine stopping at once with its back end aborted), the algorithms on device \
+buffers at 1, 2 and 4 ranks (prebuilt, under the carried mpirun)"
   [algorithms]="commsgd-train --device cuda trains the digits set with every algorithm (the \
 gossip ones at 2 ranks), dense also in small buckets and with fp16 on the wire; which back end \
 each recorded"

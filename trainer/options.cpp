@@ -244,7 +244,9 @@ void add_options(CLI::App& app, Options& o) {
       ->check(kNonNegative)
       ->group(gossip);
   app.add_option("--comm-timeout", o.comm_timeout,
-                 "Seconds a gossip wait may last before the run fails instead of hanging")
+                 "Seconds a wait on background communication (osgp's and adpsgd's gossip, dense's "
+                 "buckets) or on an NCCL call may go without progress before the run fails "
+                 "instead of hanging")
       ->check(kPositive)
       ->group(gossip);
 

@@ -176,6 +176,11 @@ class Communicator {
   // end usually is.
   void attach_device_backend(std::unique_ptr<DeviceBackend> backend);
   bool has_device_backend() const { return device_ != nullptr; }
+  // Stops the device back end's work on peers at once, never to be finalized (which waits for
+  // peers that may have stopped): after a failure. Device calls fail from then on.
+  void abort_device_backend() noexcept {
+    if (device_ != nullptr) device_->abort();
+  }
   // Collective: a counter, starting at 0, that lives on rank 0.
   virtual std::unique_ptr<SharedCounter> shared_counter() = 0;
 

@@ -1,18 +1,16 @@
 #pragma once
 
-#include <condition_variable>
 #include <deque>
-#include <exception>
-#include <mutex>
-#include <thread>
+#include <memory>
 #include <vector>
 
+#include "algorithms/comm/engine.hpp"
 #include "algorithms/gossip/gossip.hpp"
 #include "algorithms/gossip/push_sum.hpp"
 
 namespace commsgd::algorithms {
 
-// Overlap SGP: SGP whose mixing messages travel on a communication thread while training goes on.
+// Overlap SGP: SGP whose mixing messages travel in the background while training goes on.
 // Arrivals are added to (x, w) when they have landed, and a rank fails (instead of hanging) when
 // an exchange takes longer than --comm-timeout. When exchanges start, and when a rank waits for
 // them, is one of two overlaps (--osgp-overlap):
@@ -34,17 +32,13 @@ namespace commsgd::algorithms {
 // buffer with one exchange in flight, up to τ + 1 with bounded staleness. Evaluation keeps the
 // rank's model in one of them while it is idle.
 //
-// On a device the comm thread has a stream of its own (ops::SideStream), so a message waiting on
-// a peer never holds up the training stream: the message is copied on the training stream, which
-// the comm stream then follows (an event), and the comm thread waits for its stream before it
-// reports the exchange finished, so what it hands back is complete. Nothing crosses the bus but
-// the weights, a float per peer.
-//
-// Thread safety: the training thread owns push_sum_ and the parameters. The two threads share
-// only what mutex_ guards: the queue of exchanges to run, the arrivals not yet absorbed, the
-// spare buffers, the count of finished exchanges, the traffic counters and a failure. The comm
-// thread talks over its own duplicate of the communicator, so its messages never meet the
-// trainer's.
+// Each exchange is an operation of a communication engine (comm/engine.hpp), which runs them in
+// the order started, over a communicator of its own, and on a device on a stream of its own, so a
+// message waiting on a peer never holds up the training stream: the message is copied on the
+// training stream, which the engine's then follows (an event), and the operation waits for its
+// stream before it completes, so what it hands back is complete. Nothing crosses the bus but the
+// weights, a float per peer. The training thread owns everything else: push_sum_, the parameters,
+// the exchanges once completed.
 class Osgp final : public Gossip {
  public:
   enum class Overlap { bounded_staleness, one_in_flight };
@@ -77,28 +71,29 @@ class Osgp final : public Gossip {
 
  private:
   struct Exchange {
-    kernels::ops::Storage<float> message;  // the share sent; once finished, the sum that came in
+    kernels::ops::Storage<float> message;  // the share sent; once completed, the sum that came in
     kernels::ops::Storage<float> heads;    // the share's weight, then the in-peers', on the wire
-    float weight = 0;  // the share's weight; once finished, the sum of the in-peers' (on the host)
+    float weight = 0;  // the share's weight; once completed, the sum of the in-peers' (on the host)
     std::vector<int> out, in;
-    kernels::Place place;  // where the comm thread works on it
+    bool arrived = false;  // completed with in-peers' sums (restored from a checkpoint: too)
+    comm::Work work;       // its operation; none for one restored from a checkpoint
   };
 
-  void communicate();  // the comm thread's loop
-  // Runs one exchange on the comm thread, over thread_comm_.
-  void run(Exchange& exchange, kernels::ops::Storage<float>& scratch);
-  // Waits (on lock) until at most `outstanding` exchanges are unfinished; throws on a failure of
-  // the comm thread or after the timeout.
-  void wait_until_outstanding(std::unique_lock<std::mutex>& lock, std::uint64_t outstanding);
-  // Adds what arrived to (x, w) (lock held).
+  // Runs one exchange on the engine's thread.
+  void run(comm::Channel& channel, Exchange& exchange);
+  // Waits until at most `outstanding` exchanges have not completed; throws on a failure or after
+  // the timeout.
+  void wait_until_outstanding(std::size_t outstanding);
+  // Adds what arrived to (x, w): every completed exchange, oldest first, until one that has not.
   void absorb_arrivals(Buffer<float> x);
-  // The weights of the arrivals not yet absorbed, in order (lock held).
+  // The exchanges completed and not yet absorbed that brought something, in order.
+  std::vector<const Exchange*> arrivals() const;
   std::vector<float> pending_weights() const;
   // A spare message buffer, if there is one.
   kernels::ops::Storage<float> idle_buffer() override;
   void return_idle_buffer(kernels::ops::Storage<float>&& buffer) override;
 
-  // Splits (x, w) and hands the share to the comm thread: the exchange of round iteration_.
+  // Splits (x, w) and starts the share's exchange: the exchange of round iteration_.
   void start_exchange(Buffer<float> x);
   // One in flight: whether to start the next exchange now (waiting for the last one if it is
   // due), absorbing the last one if it has landed.
@@ -106,25 +101,14 @@ class Osgp final : public Gossip {
 
   const Overlap overlap_;
   const int limit_;
-  const double timeout_seconds_;
-  std::unique_ptr<comm::Communicator> thread_comm_;
   PushSum push_sum_;
-  // The comm thread's stream, made with the first exchange; it outlives the buffers below.
-  std::unique_ptr<kernels::ops::SideStream> stream_;
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Exchange> queue_;
-  std::vector<Exchange> arrived_;  // finished exchanges, holding the sums of what came in
-  std::vector<Exchange> spare_;    // absorbed exchanges, whose buffers the next ones reuse
-  std::uint64_t finished_ = 0;
-  std::uint64_t started_ = 0, absorbed_ = 0, most_in_flight_ = 0;
+  // Made before the buffers below, some of which live on its stream.
+  std::unique_ptr<comm::Engine> engine_;
+  kernels::ops::Storage<float> scratch_;  // the engine's, for the slices in transit
+  std::deque<Exchange> started_;          // not yet absorbed, oldest first
+  std::vector<Exchange> spare_;           // absorbed exchanges, whose buffers the next ones reuse
+  std::uint64_t exchanges_started_ = 0, most_in_flight_ = 0;
   int steps_since_start_ = 0;  // one in flight: steps since the last exchange started
-  double thread_seconds_ = 0;
-  std::uint64_t thread_bytes_sent_ = 0, thread_bytes_received_ = 0;
-  std::exception_ptr failure_;
-  bool stopping_ = false;
-  std::thread thread_;
 };
 
 }  // namespace commsgd::algorithms

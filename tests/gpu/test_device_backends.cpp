@@ -1,8 +1,8 @@
 // The device back ends of a Communicator under mpirun (P = 1, 2): NCCL with one CUDA device per
 // rank, the staged back end with any (ranks may share one). Every collective and send_receive
 // pattern on device buffers checked on the host against what the ranks put in, and traffic
-// counted as for host buffers. Without a device per rank the tests skip, on every rank alike, so no
-// rank waits in a collective for one that skipped.
+// counted as for host buffers; the communication engine over each. Without a device per rank the
+// tests skip, on every rank alike, so no rank waits in a collective for one that skipped.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "algorithms/comm/engine.hpp"
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/nccl_backend.hpp"
 #include "algorithms/comm/staged_backend.hpp"
@@ -73,7 +74,8 @@ class DeviceBackends : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     const bool nccl = GetParam() == "nccl";
-    if (const std::string missing = nccl ? testing::no_gpu_per_rank(mpi_) : testing::no_cuda_device(mpi_);
+    if (const std::string missing =
+            nccl ? testing::no_gpu_per_rank(mpi_) : testing::no_cuda_device(mpi_);
         !missing.empty()) {
       GTEST_SKIP() << missing;
     }
@@ -321,6 +323,72 @@ TEST_P(DeviceBackends, HostBuffersStayOnTheHostBackEnd) {
   std::vector<double> x(4, 1.0);
   comm_->allreduce(std::span(x), ReduceOp::sum);
   EXPECT_EQ(x, std::vector<double>(4, static_cast<double>(p_)));
+}
+
+// The communication engine on device buffers: its operations run one at a time, in order, on its
+// own stream and its own duplicate of the back end, beside the caller's.
+TEST_P(DeviceBackends, AnEngineRunsDeviceCollectivesInOrderOnItsStream) {
+  constexpr int kOperations = 16;
+  constexpr std::size_t kCount = 4096;
+  std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers;
+  std::vector<int> order;
+  {
+    Engine engine(*comm_, 60);
+    const Place place = engine.place(kernels::Memory::cuda);
+    EXPECT_NE(place.stream, on_device_.stream);
+    std::vector<Work> works;
+    for (int i = 0; i < kOperations; ++i) {
+      buffers.push_back(std::make_unique<DeviceBuffer<float>>(
+          std::vector<float>(kCount, static_cast<float>(i + 1))));
+      float* data = buffers.back()->data();
+      works.push_back(engine.start("allreduce", [&order, data, i](Channel& c) {
+        order.push_back(i);
+        c.comm.allreduce(data, kCount, DataType::f32, ReduceOp::sum, c.place);
+        c.comm.synchronize(c.place);
+      }));
+    }
+    // The caller's own communicator goes on beside the engine's.
+    DeviceBuffer<float> own(std::vector<float>(kCount, 1.0f));
+    comm_->allreduce(own.data(), kCount, DataType::f32, ReduceOp::sum, on_device_);
+    for (const Work& work : works) work.wait();
+    synchronize();
+    EXPECT_EQ(own.download(), std::vector<float>(kCount, static_cast<float>(p_)));
+    EXPECT_GT(engine.totals().bytes_sent, 0u);
+  }
+  std::vector<int> expected(kOperations);
+  for (int i = 0; i < kOperations; ++i) expected[i] = i;
+  EXPECT_EQ(order, expected);
+  for (int i = 0; i < kOperations; ++i) {
+    ASSERT_EQ(buffers[i]->download(), std::vector<float>(kCount, static_cast<float>((i + 1) * p_)))
+        << i;
+  }
+}
+
+// A failed engine runs nothing more, and stops at once with its back end aborted; the caller's
+// communicator, whose back end is another, still works.
+TEST_P(DeviceBackends, AFailedEngineStopsAtOnceAndLeavesTheCallersBackEnd) {
+  DeviceBuffer<float> x(std::vector<float>(64, 1.0f));
+  bool later_ran = false;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    Engine engine(*comm_, 60);
+    engine.place(kernels::Memory::cuda);
+    const Work failing =
+        engine.start("failing", [](Channel&) { throw std::runtime_error("a peer failed"); });
+    const Work later = engine.start("later", [&](Channel& c) {
+      later_ran = true;
+      c.comm.allreduce(x.data(), 64, DataType::f32, ReduceOp::sum, c.place);
+    });
+    EXPECT_THROW(failing.wait(), std::runtime_error);
+    EXPECT_THROW(later.wait(), std::runtime_error);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(later_ran);
+  EXPECT_LT(seconds, 10.0) << "no finalize waiting out the timeout";
+  comm_->allreduce(x.data(), 64, DataType::f32, ReduceOp::sum, on_device_);
+  synchronize();
+  EXPECT_EQ(x.download(), std::vector<float>(64, static_cast<float>(p_)));
 }
 
 INSTANTIATE_TEST_SUITE_P(BackEnds, DeviceBackends, ::testing::Values("nccl", "staged"));

@@ -1,0 +1,249 @@
+#include "algorithms/comm/engine.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <utility>
+
+namespace commsgd::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// An idle listener, or an operation awaiting a message, probes after a pause that grows from the
+// first to the longest: quick
+// answers stay quick, and an idle engine does not take a core from training.
+constexpr auto kFirstIdle = std::chrono::microseconds(20);
+constexpr auto kLongestIdle = std::chrono::microseconds(1000);
+// How long a failed engine's destructor lets the operation under way end before ending the job.
+constexpr auto kGraceAfterFailure = std::chrono::seconds(2);
+// The exit code of a job ended that way (trainer/exit_codes.hpp's kExitFailed).
+constexpr int kExitFailed = 1;
+
+void complete(WorkState& work, std::exception_ptr error = nullptr) {
+  if (work.completed) return;
+  if (error && !work.error) work.error = std::move(error);
+  work.completed = true;
+}
+
+}  // namespace
+
+void Channel::await_message(int peer) {
+  auto idle = kFirstIdle;
+  while (!comm.probe(peer)) {
+    {
+      const std::lock_guard lock(engine.core_->mutex);
+      if (engine.core_->failure) std::rethrow_exception(engine.core_->failure);
+    }
+    std::this_thread::sleep_for(idle);
+    idle = std::min(idle * 2, kLongestIdle);
+  }
+}
+
+Engine::Engine(Communicator& comm, double timeout_seconds)
+    : comm_(comm.duplicate()), core_(std::make_shared<EngineCore>(timeout_seconds)) {
+  if (!(timeout_seconds > 0)) {
+    throw std::invalid_argument("the communication timeout must be > 0 s");
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  stop();
+}
+
+void Engine::stop() {
+  if (!thread_.joinable()) return;
+  std::unique_lock lock(core_->mutex);
+  const bool failed = core_->failure || unwinding();
+  if (failed && !core_->failure) {
+    core_->failure = std::make_exception_ptr(
+        std::runtime_error("communication stopped: the rank failed elsewhere"));
+  }
+  stopping_ = true;
+  if (failed) fail_pending();
+  core_->changed.notify_all();
+  if (failed && !core_->changed.wait_for(lock, kGraceAfterFailure, [&] { return finished_; })) {
+    lock.unlock();
+    comm_->abort(kExitFailed);
+  }
+  lock.unlock();
+  thread_.join();
+  if (failed) comm_->abort_device_backend();
+}
+
+Place Engine::place(Memory memory) {
+  const std::lock_guard lock(core_->mutex);
+  if (!stream_) stream_ = std::make_unique<kernels::ops::SideStream>(memory);
+  if (stream_->place().memory != memory) {
+    throw std::logic_error("a communication engine works in one kind of memory");
+  }
+  return stream_->place();
+}
+
+Work Engine::start(std::string name, Operation operation) {
+  auto work = std::make_shared<WorkState>(core_, std::move(name));
+  {
+    const std::lock_guard lock(core_->mutex);
+    if (core_->failure) {
+      complete(*work, core_->failure);
+    } else {
+      queue_.push_back({work, std::move(operation)});
+    }
+  }
+  core_->changed.notify_all();
+  return Work(work);
+}
+
+Work Engine::listen(std::string name, Listener listener) {
+  auto work = std::make_shared<WorkState>(core_, std::move(name));
+  {
+    const std::lock_guard lock(core_->mutex);
+    if (core_->failure) {
+      complete(*work, core_->failure);
+    } else {
+      listeners_.push_back(std::make_shared<Listening>(Listening{work, std::move(listener)}));
+    }
+  }
+  core_->changed.notify_all();
+  return Work(work);
+}
+
+Engine::Pause Engine::pause() {
+  Pause pause(shared_, std::defer_lock);
+  if (pause.try_lock_for(std::chrono::duration<double>(core_->timeout_seconds))) return pause;
+  const std::lock_guard lock(core_->mutex);
+  const auto deadline = std::make_exception_ptr(std::runtime_error(
+      running_ + ": held the state it shares for over " + timeout_text(core_->timeout_seconds)));
+  if (!core_->failure) core_->failure = deadline;
+  core_->changed.notify_all();
+  std::rethrow_exception(deadline);
+}
+
+Engine::Totals Engine::totals() const {
+  const std::lock_guard lock(core_->mutex);
+  return totals_;
+}
+
+void Engine::loop() {
+  std::unique_lock lock(core_->mutex);
+  auto idle = kFirstIdle;
+  for (;;) {
+    core_->changed.wait(lock, [&] { return stopping_ || !queue_.empty() || !listeners_.empty(); });
+    if (core_->failure) fail_pending();
+    if (!queue_.empty()) {
+      run_next(lock);
+      idle = kFirstIdle;
+      continue;
+    }
+    if (stopping_) break;
+    if (poll_listeners(lock)) {
+      idle = kFirstIdle;
+      continue;
+    }
+    core_->changed.wait_for(lock, idle, [&] { return stopping_ || !queue_.empty(); });
+    idle = std::min(idle * 2, kLongestIdle);
+  }
+  // A listener still listening at the end is ended: nothing more will be probed.
+  for (const auto& listening : listeners_) complete(*listening->work);
+  listeners_.clear();
+  finished_ = true;
+  core_->changed.notify_all();
+}
+
+void Engine::run_next(std::unique_lock<std::mutex>& lock) {
+  Pending next = std::move(queue_.front());
+  queue_.pop_front();
+  running_ = next.work->name;
+  const Place place = stream_ ? stream_->place() : kHost;
+  lock.unlock();
+  const Outcome outcome = execute(place, [&](Channel& channel) {
+    next.operation(channel);
+    return true;
+  });
+  lock.lock();
+  account(*next.work, outcome);
+  complete(*next.work, outcome.error);
+  running_.clear();
+  core_->changed.notify_all();
+}
+
+bool Engine::poll_listeners(std::unique_lock<std::mutex>& lock) {
+  running_ = "probing for messages";
+  const std::vector<std::shared_ptr<Listening>> round = listeners_;
+  const Place place = stream_ ? stream_->place() : kHost;
+  lock.unlock();
+  bool handled = false;
+  for (const std::shared_ptr<Listening>& listening : round) {
+    const Listener& listener = listening->listener;
+    Outcome outcome;
+    bool ended = false, measured = false;
+    try {
+      if (listener.done && listener.done()) {
+        ended = true;
+      } else if (const std::optional<int> from = comm_->probe(listener.peer())) {
+        {
+          const std::lock_guard named(core_->mutex);
+          running_ = listening->work->name;
+        }
+        outcome =
+            execute(place, [&](Channel& channel) { return listener.on_message(channel, *from); });
+        measured = handled = true;
+        ended = !outcome.result || outcome.error;
+      }
+    } catch (...) {
+      outcome.error = std::current_exception();
+      ended = true;
+    }
+    lock.lock();
+    if (measured) account(*listening->work, outcome);
+    if (outcome.error && !core_->failure) core_->failure = outcome.error;
+    if (ended) {
+      complete(*listening->work, outcome.error);
+      std::erase(listeners_, listening);
+    }
+    lock.unlock();
+  }
+  lock.lock();
+  running_.clear();
+  core_->changed.notify_all();
+  return handled;
+}
+
+Engine::Outcome Engine::execute(Place place, const std::function<bool(Channel&)>& call) {
+  Outcome outcome;
+  // Only this thread moves the engine's communicator's counters.
+  const CommCounters before = comm_->counters();
+  const auto start = Clock::now();
+  try {
+    if (place.memory != Memory::host) stream_->enter();
+    Channel channel{*comm_, place, shared_, *this};
+    outcome.result = call(channel);
+  } catch (...) {
+    outcome.error = std::current_exception();
+  }
+  outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  outcome.bytes_sent = comm_->counters().bytes_sent - before.bytes_sent;
+  outcome.bytes_received = comm_->counters().bytes_received - before.bytes_received;
+  return outcome;
+}
+
+void Engine::account(WorkState& work, const Outcome& outcome) {
+  work.bytes_sent += outcome.bytes_sent;
+  work.bytes_received += outcome.bytes_received;
+  work.seconds += outcome.seconds;
+  ++work.progress;
+  totals_.bytes_sent += outcome.bytes_sent;
+  totals_.bytes_received += outcome.bytes_received;
+  totals_.seconds += outcome.seconds;
+  if (outcome.error && !core_->failure) core_->failure = outcome.error;
+}
+
+void Engine::fail_pending() {
+  for (const Pending& pending : queue_) complete(*pending.work, core_->failure);
+  queue_.clear();
+  for (const auto& listening : listeners_) complete(*listening->work, core_->failure);
+  listeners_.clear();
+  core_->changed.notify_all();
+}
+
+}  // namespace commsgd::comm
