@@ -1,6 +1,5 @@
 #include "algorithms/catalog.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "algorithms/dense.hpp"
@@ -51,56 +50,59 @@ std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communica
       c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric, c.comm_timeout_seconds);
 }
 
-std::vector<AlgorithmRow>& rows() {
-  static std::vector<AlgorithmRow> table = {
-      {.name = "dense",
-       .family = Family::dense,
-       .summary = "allreduce of the whole gradient in buckets, overlapped with backward (S-SGD)",
-       .make = make_dense},
-      {.name = "topk",
-       .family = Family::sparse,
-       .summary = "allgather of each worker's k largest accumulated gradient entries",
-       .selector = "exact",
-       .aggregation = "allgather",
-       .make = make_sparse},
-      {.name = "gtopk",
-       .family = Family::sparse,
-       .summary = "global top-k by recursive doubling: log2(P) exchanges of k entries",
-       .selector = "exact",
-       .aggregation = "gtopk",
-       .make = make_sparse},
-      {.name = "gaussiank",
-       .family = Family::sparse,
-       .summary = "like topk, the entries picked by a Gaussian threshold",
-       .selector = "gaussian",
-       .aggregation = "allgather",
-       .make = make_sparse},
-      {.name = "sgp",
-       .family = Family::gossip,
-       .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
-       .topology = "exponential",
-       .rounds_block_training = true,
-       .make = make_sgp},
-      {.name = "osgp",
-       .family = Family::gossip,
-       .summary = "sgp with the exchange on a communication thread (bounded staleness)",
-       .topology = "exponential",
-       .takes_overlap = true,
-       .make = make_osgp},
-      {.name = "dpsgd",
-       .family = Family::gossip,
-       .summary = "neighbour averaging of the parameters every iteration",
-       .topology = "bipartite-exponential",
-       .takes_directed_mixing = true,
-       .rounds_block_training = true,
-       .make = make_dpsgd},
-      {.name = "adpsgd",
-       .family = Family::gossip,
-       .summary = "asynchronous pairwise averaging on a gossip thread",
-       .topology = "bipartite-exponential",
-       .takes_directed_mixing = true,
-       .make = make_adpsgd},
-  };
+ExtensionTable<AlgorithmRow>& rows() {
+  static ExtensionTable<AlgorithmRow> table(
+      "--algo", "algorithm",
+      {
+          {.name = "dense",
+           .family = Family::dense,
+           .summary =
+               "allreduce of the whole gradient in buckets, overlapped with backward (S-SGD)",
+           .make = make_dense},
+          {.name = "topk",
+           .family = Family::sparse,
+           .summary = "allgather of each worker's k largest accumulated gradient entries",
+           .selector = "exact",
+           .aggregation = "allgather",
+           .make = make_sparse},
+          {.name = "gtopk",
+           .family = Family::sparse,
+           .summary = "global top-k by recursive doubling: log2(P) exchanges of k entries",
+           .selector = "exact",
+           .aggregation = "gtopk",
+           .make = make_sparse},
+          {.name = "gaussiank",
+           .family = Family::sparse,
+           .summary = "like topk, the entries picked by a Gaussian threshold",
+           .selector = "gaussian",
+           .aggregation = "allgather",
+           .make = make_sparse},
+          {.name = "sgp",
+           .family = Family::gossip,
+           .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
+           .topology = "exponential",
+           .rounds_block_training = true,
+           .make = make_sgp},
+          {.name = "osgp",
+           .family = Family::gossip,
+           .summary = "sgp with the exchange on a communication thread (bounded staleness)",
+           .topology = "exponential",
+           .takes_overlap = true,
+           .make = make_osgp},
+          {.name = "dpsgd",
+           .family = Family::gossip,
+           .summary = "neighbour averaging of the parameters every iteration",
+           .topology = "bipartite-exponential",
+           .takes_directed_mixing = true,
+           .rounds_block_training = true,
+           .make = make_dpsgd},
+          {.name = "adpsgd",
+           .family = Family::gossip,
+           .summary = "asynchronous pairwise averaging on a gossip thread",
+           .topology = "bipartite-exponential",
+           .takes_directed_mixing = true,
+           .make = make_adpsgd},
+      });
   return table;
 }
 
@@ -133,33 +135,16 @@ std::string_view family_name(Family family) {
   return "unknown";
 }
 
-std::span<const AlgorithmRow> algorithm_table() {
+ExtensionTable<AlgorithmRow>& algorithm_table() {
   return rows();
 }
 
 void add_algorithm(const AlgorithmRow& row) {
-  if (row.make == nullptr) {
-    throw std::invalid_argument("algorithm '" + std::string(row.name) + "' has no factory");
-  }
-  const auto same = [&](const AlgorithmRow& r) { return r.name == row.name; };
-  if (std::any_of(rows().begin(), rows().end(), same)) {
-    throw std::invalid_argument("algorithm '" + std::string(row.name) + "' exists already");
-  }
-  rows().push_back(row);
+  rows().add(row);
 }
 
 const AlgorithmRow& find_algorithm(std::string_view name) {
-  for (const AlgorithmRow& row : rows()) {
-    if (row.name == name) return row;
-  }
-  throw std::invalid_argument("--algo: unknown algorithm '" + std::string(name) + "' (one of " +
-                              joined(algorithm_names()) + ")");
-}
-
-std::vector<std::string> algorithm_names() {
-  std::vector<std::string> names;
-  for (const AlgorithmRow& row : rows()) names.emplace_back(row.name);
-  return names;
+  return rows().find(name);
 }
 
 std::vector<std::string> algorithm_names(Family family) {

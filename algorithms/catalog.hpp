@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/extension_table.hpp"
 
 namespace commsgd::algorithms {
 
@@ -36,16 +37,16 @@ struct AlgorithmRow {
 };
 
 // The algorithms of this build: the built-in rows, then those added with add_algorithm().
-std::span<const AlgorithmRow> algorithm_table();
+ExtensionTable<AlgorithmRow>& algorithm_table();
 
 // Adds a row to the table (an extension's or a test's own algorithm), before options are parsed.
 // Throws std::invalid_argument when the name is taken or the row has no factory.
 void add_algorithm(const AlgorithmRow& row);
 
-// Throws std::invalid_argument ("--algo: unknown algorithm 'x'") for a name not in the table.
+// Throws std::invalid_argument ("--algo: unknown algorithm 'x' (dense, ...)") for a name not in
+// the table.
 const AlgorithmRow& find_algorithm(std::string_view name);
 
-std::vector<std::string> algorithm_names();               // every row, in table order
 std::vector<std::string> algorithm_names(Family family);  // the rows of one family
 std::string algorithm_list(Family family);                // "topk, gtopk, gaussiank"
 

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/extension_table.hpp"
+
 namespace commsgd::trainer {
 
 // What a model reads and how it may be initialized, for the option checks.
@@ -24,8 +26,7 @@ struct ModelRow {
   bool from_file = false;
 };
 
-std::span<const ModelRow> model_table();
-std::vector<std::string> model_names();
+const algorithms::ExtensionTable<ModelRow>& model_table();
 // Throws UsageError ("--model: unknown model 'x'") for a name not in the table.
 const ModelRow& find_model(std::string_view name);
 

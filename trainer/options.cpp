@@ -101,15 +101,6 @@ std::string epoch_schedule_check(const std::string& text) {
   }
 }
 
-// An option's help that lists its values, one per line, from the table that defines them.
-template <typename Rows>
-std::string listed(const std::string& intro, const Rows& rows) {
-  std::string help = intro;
-  for (const auto& row : rows)
-    help += "\n  " + std::string(row.name) + ": " + std::string(row.summary);
-  return help;
-}
-
 }  // namespace
 
 void add_options(CLI::App& app, Options& o) {
@@ -119,9 +110,8 @@ void add_options(CLI::App& app, Options& o) {
   app.option_defaults()->always_capture_default();
 
   const std::string run = "Run";
-  app.add_option("--algo", o.algo,
-                 listed("Distributed SGD algorithm:", algorithms::algorithm_table()))
-      ->check(CLI::IsMember(algorithms::algorithm_names()))
+  app.add_option("--algo", o.algo, algorithms::algorithm_table().help("Distributed SGD algorithm:"))
+      ->check(CLI::IsMember(algorithms::algorithm_table().names()))
       ->group(run);
   app.add_option("--epochs", o.epochs, "Passes over the training set")
       ->check(kPositive)
@@ -190,14 +180,14 @@ void add_options(CLI::App& app, Options& o) {
       ->check(epoch_schedule_check)
       ->group(sparse);
   app.add_option("--selector", o.selector,
-                 listed("Which entries a worker proposes (default: the algorithm's):",
-                        algorithms::selector_table()))
-      ->check(CLI::IsMember(algorithms::selector_names()))
+                 algorithms::selector_table().help(
+                     "Which entries a worker proposes (default: the algorithm's):"))
+      ->check(CLI::IsMember(algorithms::selector_table().names()))
       ->group(sparse);
-  app.add_option("--aggregation", o.aggregation,
-                 "How proposals combine (default: the algorithm's): allgather (sum of all) or "
-                 "gtopk (global top-k by recursive doubling)")
-      ->check(CLI::IsMember(algorithms::aggregation_names()))
+  app.add_option(
+         "--aggregation", o.aggregation,
+         algorithms::aggregation_table().help("How proposals combine (default: the algorithm's):"))
+      ->check(CLI::IsMember(algorithms::aggregation_table().names()))
       ->group(sparse);
   app.add_flag("--no-error-feedback", o.no_error_feedback,
                "Drop what was not sent instead of carrying it to the next step (ablation)")
@@ -212,9 +202,9 @@ void add_options(CLI::App& app, Options& o) {
   }
   app.add_option(
          "--topology", o.topology,
-         listed("Who mixes with whom, varying by iteration (default: " + default_topologies + "):",
-                algorithms::topology_table()))
-      ->check(CLI::IsMember(algorithms::topology_names()))
+         algorithms::topology_table().help(
+             "Who mixes with whom, varying by iteration (default: " + default_topologies + "):"))
+      ->check(CLI::IsMember(algorithms::topology_table().names()))
       ->group(gossip);
   app.add_option("--peers-per-iter", o.peers_per_iter,
                  "exponential: out-peers per iteration (the next offsets 2^i)")
@@ -251,8 +241,8 @@ void add_options(CLI::App& app, Options& o) {
       ->group(gossip);
 
   const std::string model = "Model";
-  app.add_option("--model", o.model, listed("Network to train:", model_table()))
-      ->check(CLI::IsMember(model_names()))
+  app.add_option("--model", o.model, model_table().help("Network to train:"))
+      ->check(CLI::IsMember(model_table().names()))
       ->group(model);
   app.add_option("--model-file", o.model_file,
                  "torchscript: the TorchScript file (torch.jit.save) to train; it takes a batch "
@@ -298,11 +288,8 @@ void add_options(CLI::App& app, Options& o) {
       ->group(model);
 
   const std::string data = "Data";
-  app.add_option("--dataset", o.dataset,
-                 "cifar10 (binary batches dir), mnist (IDX dir), csv (features..., label), "
-                 "synthetic (generated, learnable), image-folder (ImageNet-style JPEG class "
-                 "directories, decoded per batch), ptb (word-level text, for --model lstm)")
-      ->check(CLI::IsMember({"cifar10", "mnist", "csv", "synthetic", "image-folder", "ptb"}))
+  app.add_option("--dataset", o.dataset, data::dataset_table().help("Data to train on:"))
+      ->check(CLI::IsMember(data::dataset_table().names()))
       ->group(data);
   app.add_option("--data-path", o.data_path,
                  "Directory (cifar10, mnist; image-folder: the one holding train/ and val/; ptb: "

@@ -180,66 +180,64 @@ std::vector<int> Topology::in_peers(int rank, std::uint64_t t) const {
   return peers;
 }
 
-std::span<const TopologyRow> topology_table() {
-  static const TopologyRow table[] = {
-      {"exponential", "r sends to r + 2^i, i cycling with t (SGP's paper)",
-       [](int size, int peers) -> std::unique_ptr<Topology> {
-         return std::make_unique<Exponential>(size, peers);
-       }},
-      {"exponential-two-sided",
-       "r sends to r + 1, r - 1, r + 2, r - 2, ..., r ± 2^i in turn (the SGP code's graph_type 0 "
-       "at HEAD: a peer named twice is visited twice)",
-       [](int size, int peers) -> std::unique_ptr<Topology> {
-         return std::make_unique<ExponentialTwoSided>(size, peers, false);
-       }},
-      {"exponential-two-sided-distinct",
-       "as exponential-two-sided, each peer once (the SGP code's graph_type 0 at its "
-       "sgp_pytorch0.5 tag, the paper's runs: 2*log2(P) - 1 offsets for P a power of two)",
-       [](int size, int peers) -> std::unique_ptr<Topology> {
-         return std::make_unique<ExponentialTwoSided>(size, peers, true);
-       }},
-      {"bipartite-exponential",
-       "odd ranks pair with r + 1, r + 3, r + 5, r + 9, ... in turn; symmetric, even P",
-       [](int size, int) -> std::unique_ptr<Topology> {
-         return std::make_unique<BipartitePairs>(size, one_plus_powers_of_two(size),
-                                                 "bipartite-exponential");
-       }},
-      {"bipartite-exponential-two-sided",
-       "r sends to r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn (the SGP code's graph_type 1, "
-       "its D-PSGD's at HEAD; directed), even P",
-       [](int size, int) -> std::unique_ptr<Topology> {
-         return std::make_unique<BipartiteExponentialTwoSided>(size);
-       }},
-      {"bipartite-exponential-pairs",
-       "odd ranks pair with r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn, each peer once (the "
-       "SGP code's graph_type 1 at its sgp_pytorch0.5 tag, the paper's D-PSGD); "
-       "symmetric, even P",
-       [](int size, int) -> std::unique_ptr<Topology> {
-         return std::make_unique<BipartitePairs>(
-             size, both_ways(one_plus_powers_of_two(size), size, true),
-             "bipartite-exponential-pairs");
-       }},
-      {"ring", "r with r - 1 and r + 1; static, symmetric",
-       [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Ring>(size); }},
-      {"complete", "every rank with every other; static, symmetric (for tests)",
-       [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Complete>(size); }},
-  };
+ExtensionTable<TopologyRow>& topology_table() {
+  static ExtensionTable<TopologyRow> table(
+      "--topology", "topology",
+      {
+          {"exponential", "r sends to r + 2^i, i cycling with t (SGP's paper)",
+           [](int size, int peers) -> std::unique_ptr<Topology> {
+             return std::make_unique<Exponential>(size, peers);
+           }},
+          {"exponential-two-sided",
+           "r sends to r + 1, r - 1, r + 2, r - 2, ..., r ± 2^i in turn (the SGP code's graph_type "
+           "0 "
+           "at HEAD: a peer named twice is visited twice)",
+           [](int size, int peers) -> std::unique_ptr<Topology> {
+             return std::make_unique<ExponentialTwoSided>(size, peers, false);
+           }},
+          {"exponential-two-sided-distinct",
+           "as exponential-two-sided, each peer once (the SGP code's graph_type 0 at its "
+           "sgp_pytorch0.5 tag, the paper's runs: 2*log2(P) - 1 offsets for P a power of two)",
+           [](int size, int peers) -> std::unique_ptr<Topology> {
+             return std::make_unique<ExponentialTwoSided>(size, peers, true);
+           }},
+          {"bipartite-exponential",
+           "odd ranks pair with r + 1, r + 3, r + 5, r + 9, ... in turn; symmetric, even P",
+           [](int size, int) -> std::unique_ptr<Topology> {
+             return std::make_unique<BipartitePairs>(size, one_plus_powers_of_two(size),
+                                                     "bipartite-exponential");
+           }},
+          {"bipartite-exponential-two-sided",
+           "r sends to r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn (the SGP code's graph_type "
+           "1, "
+           "its D-PSGD's at HEAD; directed), even P",
+           [](int size, int) -> std::unique_ptr<Topology> {
+             return std::make_unique<BipartiteExponentialTwoSided>(size);
+           }},
+          {"bipartite-exponential-pairs",
+           "odd ranks pair with r + 1, r - 1, r + 3, r - 3, r + 5, ... in turn, each peer once "
+           "(the "
+           "SGP code's graph_type 1 at its sgp_pytorch0.5 tag, the paper's D-PSGD); "
+           "symmetric, even P",
+           [](int size, int) -> std::unique_ptr<Topology> {
+             return std::make_unique<BipartitePairs>(
+                 size, both_ways(one_plus_powers_of_two(size), size, true),
+                 "bipartite-exponential-pairs");
+           }},
+          {"ring", "r with r - 1 and r + 1; static, symmetric",
+           [](int size, int) -> std::unique_ptr<Topology> { return std::make_unique<Ring>(size); }},
+          {"complete", "every rank with every other; static, symmetric (for tests)",
+           [](int size, int) -> std::unique_ptr<Topology> {
+             return std::make_unique<Complete>(size);
+           }},
+      });
   return table;
-}
-
-std::vector<std::string> topology_names() {
-  std::vector<std::string> names;
-  for (const TopologyRow& row : topology_table()) names.emplace_back(row.name);
-  return names;
 }
 
 std::unique_ptr<Topology> make_topology(const std::string& name, int size, int peers_per_iter) {
   if (size < 2) throw std::invalid_argument("the gossip algorithms need at least 2 workers");
   if (peers_per_iter < 1) throw std::invalid_argument("--peers-per-iter must be at least 1");
-  for (const TopologyRow& row : topology_table()) {
-    if (row.name == name) return row.make(size, peers_per_iter);
-  }
-  throw std::invalid_argument("--topology: unknown topology '" + name + "'");
+  return topology_table().find(name).make(size, peers_per_iter);
 }
 
 }  // namespace commsgd::algorithms

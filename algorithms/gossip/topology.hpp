@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/extension_table.hpp"
+
 namespace commsgd::algorithms {
 
 // Who talks to whom at iteration t, for the gossip algorithms (docs/design.md, "Gossip family").
@@ -35,8 +37,7 @@ struct TopologyRow {
   std::string_view summary;
   std::unique_ptr<Topology> (*make)(int size, int peers_per_iter);
 };
-std::span<const TopologyRow> topology_table();
-std::vector<std::string> topology_names();
+ExtensionTable<TopologyRow>& topology_table();
 
 // Throws std::invalid_argument with a one-line reason when the topology cannot exist for this
 // many ranks (bipartite-exponential with an odd count, fewer than 2 ranks).

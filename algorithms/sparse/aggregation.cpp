@@ -9,15 +9,22 @@
 
 namespace commsgd::algorithms {
 
-const std::vector<std::string>& aggregation_names() {
-  static const std::vector<std::string> names = {"allgather", "gtopk"};
-  return names;
+ExtensionTable<AggregationRow>& aggregation_table() {
+  static ExtensionTable<AggregationRow> table(
+      "--aggregation", "aggregation",
+      {{"allgather", "the sum of every rank's selection (Top-k S-SGD)",
+        [](comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
+          return std::make_unique<AllgatherAggregation>(comm);
+        }},
+       {"gtopk", "the global top-k of the selections, by recursive doubling (gTop-k S-SGD)",
+        [](comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
+          return std::make_unique<GtopkAggregation>(comm);
+        }}});
+  return table;
 }
 
 std::unique_ptr<Aggregation> make_aggregation(const std::string& name, comm::Communicator& comm) {
-  if (name == "allgather") return std::make_unique<AllgatherAggregation>(comm);
-  if (name == "gtopk") return std::make_unique<GtopkAggregation>(comm);
-  throw std::invalid_argument("--aggregation: unknown aggregation '" + name + "'");
+  return aggregation_table().find(name).make(comm);
 }
 
 void pack(const kernels::SparseSet& set, std::vector<std::byte>& bytes) {

@@ -5,9 +5,11 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algorithms/comm/communicator.hpp"
+#include "algorithms/extension_table.hpp"
 #include "kernels/buffer.hpp"
 #include "kernels/sparse_set.hpp"
 
@@ -30,7 +32,13 @@ class Aggregation {
   virtual void write_update(kernels::Buffer<float> update) = 0;
 };
 
-const std::vector<std::string>& aggregation_names();  // allgather, gtopk
+// One row per --aggregation value: its name, one line for --help, and its factory.
+struct AggregationRow {
+  std::string_view name;
+  std::string_view summary;
+  std::unique_ptr<Aggregation> (*make)(comm::Communicator& comm);
+};
+ExtensionTable<AggregationRow>& aggregation_table();
 
 std::unique_ptr<Aggregation> make_aggregation(const std::string& name, comm::Communicator& comm);
 

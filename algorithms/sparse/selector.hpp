@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/extension_table.hpp"
 #include "kernels/buffer.hpp"
 #include "kernels/sparse_set.hpp"
 
@@ -46,8 +47,7 @@ struct SelectorRow {
   std::string_view summary;
   std::unique_ptr<Selector> (*make)(std::uint64_t seed, int rank);
 };
-std::span<const SelectorRow> selector_table();
-std::vector<std::string> selector_names();
+ExtensionTable<SelectorRow>& selector_table();
 
 std::unique_ptr<Selector> make_selector(const std::string& name, std::uint64_t seed, int rank);
 

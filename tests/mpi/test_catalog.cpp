@@ -1,5 +1,6 @@
 // Every row of the algorithm table builds (P = 4, what every topology allows), takes its
-// defaults, and refuses the options of the other families; the table's names are unique.
+// defaults, and refuses the options of the other families; the table's names are unique. Every
+// row of the tables the algorithms build from (selectors, aggregations, topologies) builds too.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -43,13 +44,35 @@ TEST(AlgorithmTable, EveryRowBuildsWithItsDefaults) {
     }
     EXPECT_THROW(resolve(foreign), std::invalid_argument) << row.name;
   }
-  EXPECT_EQ(names.size(), algorithm_names().size());
+  EXPECT_EQ(names.size(), algorithm_table().size());
   EXPECT_THROW(find_algorithm("no-such-algorithm"), std::invalid_argument);
   EXPECT_THROW(add_algorithm({.name = "dense",
                               .family = Family::dense,
                               .summary = "again",
                               .make = algorithm_table()[0].make}),
                std::invalid_argument);
+}
+
+TEST(ExtensionTables, EveryRowOfTheAlgorithmsPartsBuilds) {
+  comm::MpiCommunicator comm;
+  for (const SelectorRow& row : selector_table()) {
+    EXPECT_FALSE(row.summary.empty()) << row.name;
+    EXPECT_NE(make_selector(std::string(row.name), 7, comm.rank()), nullptr) << row.name;
+  }
+  for (const AggregationRow& row : aggregation_table()) {
+    EXPECT_FALSE(row.summary.empty()) << row.name;
+    EXPECT_NE(make_aggregation(std::string(row.name), comm), nullptr) << row.name;
+  }
+  for (const TopologyRow& row : topology_table()) {
+    EXPECT_FALSE(row.summary.empty()) << row.name;
+    EXPECT_NE(make_topology(std::string(row.name), comm.size(), 1), nullptr) << row.name;
+  }
+  try {
+    make_aggregation("allreduce", comm);
+    ADD_FAILURE() << "an unknown aggregation was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--aggregation: unknown aggregation 'allreduce' (allgather or gtopk)");
+  }
 }
 
 }  // namespace

@@ -61,21 +61,40 @@ void require_positive_shape(std::string_view loader, std::string_view option,
   }
 }
 
+namespace {
+
+Dataset load_ptb_corpus(const DatasetOptions& options) {
+  Dataset ds;
+  ds.name = "ptb";
+  ds.text = load_ptb(options.path);
+  ds.num_classes = static_cast<int>(ds.text->vocabulary.size());
+  return ds;
+}
+
+}  // namespace
+
+const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
+  static const algorithms::ExtensionTable<DatasetRow> table(
+      "--dataset", "data set",
+      {{"cifar10", "CIFAR-10's binary batches (--data-path: their directory)", load_cifar10},
+       {"mnist", "MNIST or Fashion-MNIST IDX files (--data-path: their directory)", load_mnist},
+       {"csv", "rows of features then a label (--data-path: a .csv or .csv.gz file)", load_csv},
+       {"synthetic", "generated and learnable (--synthetic-*)", load_synthetic},
+       {"image-folder",
+        "ImageNet-style JPEG class directories, decoded per batch (--data-path: the directory "
+        "holding train/ and val/)",
+        load_image_folder},
+       {"ptb",
+        "word-level text, for --model lstm (--data-path: the directory holding "
+        "ptb.train.txt and ptb.valid.txt)",
+        load_ptb_corpus}});
+  return table;
+}
+
 Dataset load_dataset(const DatasetOptions& options) {
-  if (options.kind == "cifar10") return load_cifar10(options);
-  if (options.kind == "mnist") return load_mnist(options);
-  if (options.kind == "csv") return load_csv(options);
-  if (options.kind == "synthetic") return load_synthetic(options);
-  if (options.kind == "image-folder") return load_image_folder(options);
-  if (options.kind == "ptb") {
-    Dataset ds;
-    ds.name = "ptb";
-    ds.text = load_ptb(options.path);
-    ds.num_classes = static_cast<int>(ds.text->vocabulary.size());
-    return ds;
-  }
-  throw DataError("dataset: unknown kind '" + options.kind +
-                  "' (expected cifar10, mnist, csv, synthetic, image-folder or ptb)");
+  if (const DatasetRow* row = dataset_table().lookup(options.kind)) return row->make(options);
+  throw DataError("dataset: unknown kind '" + options.kind + "' (expected " +
+                  dataset_table().choices() + ")");
 }
 
 }  // namespace commsgd::data

@@ -11,8 +11,10 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "algorithms/extension_table.hpp"
 #include "trainer/data/text_corpus.hpp"
 
 namespace commsgd::data {
@@ -83,7 +85,7 @@ class DataError : public std::runtime_error {
 enum class ValSplit { interleaved, tail };
 
 struct DatasetOptions {
-  std::string kind;  // "cifar10" | "mnist" | "csv" | "synthetic" | "image-folder" | "ptb"
+  std::string kind;  // a row of dataset_table()
   // cifar10/mnist: directory; csv: file (.csv or .csv.gz); image-folder: the
   // directory holding train/ and val/, each with one subdirectory per class;
   // ptb: the directory holding ptb.train.txt and ptb.valid.txt.
@@ -102,6 +104,15 @@ struct DatasetOptions {
   int image_size = 224;    // image-folder only: samples are 3 x image_size x image_size
 };
 
+// One row per --dataset value: its name, one line for --help, and its loader.
+struct DatasetRow {
+  std::string_view name;
+  std::string_view summary;
+  Dataset (*make)(const DatasetOptions& options);
+};
+const algorithms::ExtensionTable<DatasetRow>& dataset_table();
+
+// The data set of options.kind; throws DataError for a kind not in the table.
 Dataset load_dataset(const DatasetOptions& options);
 
 }  // namespace commsgd::data
