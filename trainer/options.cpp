@@ -36,7 +36,8 @@ CLI::Option* add_choice(CLI::App& app, const std::string& flag, E& target,
             }
           },
           help)
-      ->check(CLI::IsMember(names));
+      ->check(CLI::IsMember(names))
+      ->default_str(std::string(name_of(choices, target)));
 }
 
 const char* const kDescription =
@@ -164,10 +165,9 @@ void add_options(CLI::App& app, Options& o) {
                  "in one allreduce after backward)")
       ->check(kNonNegative)
       ->group(dense);
-  app.add_option("--wire-dtype", o.wire_dtype,
-                 "Type the gradient crosses the network in: fp32, or fp16/bf16 for half the "
-                 "bytes (each worker's share rounded, summed in that precision)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+  add_choice(app, "--wire-dtype", o.wire_dtype, kWireDtypes,
+             "Type the gradient crosses the network in: fp32, or fp16/bf16 for half the bytes "
+             "(each worker's share rounded, summed in that precision)")
       ->group(dense);
 
   const std::string sparse = "Sparse algorithms (" + algorithm_list(Family::sparse) + ")";
@@ -210,18 +210,16 @@ void add_options(CLI::App& app, Options& o) {
                  "exponential: out-peers per iteration (the next offsets 2^i)")
       ->check(kPositive)
       ->group(gossip);
-  app.add_option("--gossip-mixing", o.gossip_mixing,
-                 "dpsgd, adpsgd: symmetric (average with the neighbours of a symmetric topology, "
-                 "Lian et al.) or directed (send to the out-peers, average with what the in-peers "
-                 "sent: the SGP code's D-PSGD and AD-PSGD, with --topology "
-                 "bipartite-exponential-two-sided)")
-      ->check(CLI::IsMember({"symmetric", "directed"}))
+  add_choice(app, "--gossip-mixing", o.gossip_mixing, kGossipMixings,
+             "dpsgd, adpsgd: symmetric (average with the neighbours of a symmetric topology, "
+             "Lian et al.) or directed (send to the out-peers, average with what the in-peers "
+             "sent: the SGP code's D-PSGD and AD-PSGD, with --topology "
+             "bipartite-exponential-two-sided)")
       ->group(gossip);
-  app.add_option("--osgp-overlap", o.osgp_overlap,
-                 "osgp: bounded-staleness (an exchange every iteration, at most --max-staleness "
-                 "of them unfinished: the SGP paper's) or one-in-flight (a new exchange once the "
-                 "last has been absorbed, waited for after --synch-freq steps: the SGP code's)")
-      ->check(CLI::IsMember({"bounded-staleness", "one-in-flight"}))
+  add_choice(app, "--osgp-overlap", o.osgp_overlap, kOsgpOverlaps,
+             "osgp: bounded-staleness (an exchange every iteration, at most --max-staleness of "
+             "them unfinished: the SGP paper's) or one-in-flight (a new exchange once the last "
+             "has been absorbed, waited for after --synch-freq steps: the SGP code's)")
       ->group(gossip);
   app.add_option("--max-staleness", o.max_staleness,
                  "osgp, bounded-staleness: iterations a worker may run ahead of its gossip "
@@ -505,7 +503,7 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["device"] = o.device;
   json["no_tf32"] = o.no_tf32;
   json["bucket_mb"] = o.bucket_mb;
-  json["wire_dtype"] = o.wire_dtype;
+  json["wire_dtype"] = name_of(kWireDtypes, o.wire_dtype);
   json["density"] = o.density;
   json["density_schedule"] = o.density_schedule;
   json["selector"] = o.selector;
@@ -513,9 +511,9 @@ void to_json(nlohmann::json& json, const Options& o) {
   json["no_error_feedback"] = o.no_error_feedback;
   json["topology"] = o.topology;
   json["peers_per_iter"] = o.peers_per_iter;
-  json["gossip_mixing"] = o.gossip_mixing;
+  json["gossip_mixing"] = name_of(kGossipMixings, o.gossip_mixing);
   json["max_staleness"] = o.max_staleness;
-  json["osgp_overlap"] = o.osgp_overlap;
+  json["osgp_overlap"] = name_of(kOsgpOverlaps, o.osgp_overlap);
   json["synch_freq"] = o.synch_freq;
   json["comm_timeout"] = o.comm_timeout;
   json["stall_timeout"] = to_string(o.stall_timeout);
@@ -609,9 +607,7 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   algorithms::AlgorithmConfig c;
   c.algo = o.algo;
   c.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * (1 << 20));
-  c.wire = o.wire_dtype == "fp16"   ? comm::DataType::f16
-           : o.wire_dtype == "bf16" ? comm::DataType::bf16
-                                    : comm::DataType::f32;
+  c.wire = o.wire_dtype;
   c.selector = o.selector;
   c.aggregation = o.aggregation;
   c.density = o.density;
@@ -620,9 +616,9 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.seed = o.seed;
   c.topology = o.topology;
   c.peers_per_iter = o.peers_per_iter;
-  c.directed_mixing = o.gossip_mixing == "directed";
+  c.directed_mixing = o.gossip_mixing == algorithms::GossipMixing::directed;
   c.max_staleness = o.max_staleness;
-  c.one_in_flight = o.osgp_overlap == "one-in-flight";
+  c.one_in_flight = o.osgp_overlap == OsgpOverlap::one_in_flight;
   c.synch_freq = o.synch_freq;
   c.comm_timeout_seconds = o.comm_timeout;
   c.grad_stats_every = o.grad_stats_every;

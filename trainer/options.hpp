@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/gossip/gossip.hpp"
 #include "trainer/choices.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/stall_timeout.hpp"
@@ -47,6 +48,21 @@ enum class EvalModel { consensus, local };
 inline constexpr std::array<Choice<EvalModel>, 2> kEvalModels = {
     {{"consensus", EvalModel::consensus}, {"local", EvalModel::local}}};
 
+// --wire-dtype: the type dense's gradient crosses the network in.
+inline constexpr std::array<Choice<comm::DataType>, 3> kWireDtypes = {
+    {{"fp32", comm::DataType::f32}, {"fp16", comm::DataType::f16}, {"bf16", comm::DataType::bf16}}};
+
+// --gossip-mixing: dpsgd's and adpsgd's averaging, with the neighbours or with the in-peers.
+inline constexpr std::array<Choice<algorithms::GossipMixing>, 2> kGossipMixings = {
+    {{"symmetric", algorithms::GossipMixing::symmetric},
+     {"directed", algorithms::GossipMixing::directed}}};
+
+// --osgp-overlap: the SGP paper's bounded staleness, or the SGP code's one exchange in flight.
+enum class OsgpOverlap { bounded_staleness, one_in_flight };
+inline constexpr std::array<Choice<OsgpOverlap>, 2> kOsgpOverlaps = {
+    {{"bounded-staleness", OsgpOverlap::bounded_staleness},
+     {"one-in-flight", OsgpOverlap::one_in_flight}}};
+
 // Bad input from the person at the keyboard (a flag, a config file, a path): reported as one line,
 // exit code 2, before any rank starts training.
 class UsageError : public std::runtime_error {
@@ -78,7 +94,7 @@ struct Options {
   bool no_tf32 = false;
   // Dense S-SGD
   double bucket_mb = 25;
-  std::string wire_dtype = "fp32";  // or fp16, bf16
+  comm::DataType wire_dtype = comm::DataType::f32;
   // Sparse algorithms
   double density = 0.001;
   std::string density_schedule;
@@ -88,9 +104,9 @@ struct Options {
   // Gossip algorithms
   std::string topology;
   int peers_per_iter = 1;
-  std::string gossip_mixing = "symmetric";  // or "directed"
+  algorithms::GossipMixing gossip_mixing = algorithms::GossipMixing::symmetric;
   int max_staleness = 1;
-  std::string osgp_overlap = "bounded-staleness";  // or "one-in-flight"
+  OsgpOverlap osgp_overlap = OsgpOverlap::bounded_staleness;
   int synch_freq = 0;
   double comm_timeout = 300;
   StallTimeout stall_timeout;  // --stall-timeout

@@ -214,7 +214,7 @@ TEST(PaperConfigs, SgpCodesDpsgdAndAdpsgdMixAsTheirCodeDoes) {
     const Options o = parse_config("sgp/imagenet-resnet50-" + algo + ".toml");
     EXPECT_EQ(o.algo, algo);
     EXPECT_EQ(o.topology, topology);
-    EXPECT_EQ(o.gossip_mixing, "directed");
+    EXPECT_EQ(o.gossip_mixing, algorithms::GossipMixing::directed);
     nlohmann::json same = o, as_sgp = sgp;
     for (const char* key : {"algo", "topology", "gossip_mixing"}) {
       same.erase(key);
