@@ -60,6 +60,14 @@ CLI::Validator bound_check(double lowest, bool inclusive, const std::string& req
       },
       inclusive ? "NON-NEGATIVE" : "POSITIVE");
 }
+// A fraction of a whole: in (0, 1].
+const CLI::Validator kFraction(
+    [](const std::string& text) {
+      double value = 0;
+      if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
+      return value > 0 && value <= 1 ? std::string() : "must be in (0, 1] (got " + text + ")";
+    },
+    "(0, 1]");
 const CLI::Validator kPositive = bound_check(0, false, "must be > 0");
 const CLI::Validator kNonNegative = bound_check(0, true, "must be >= 0");
 
@@ -100,6 +108,15 @@ std::string epoch_schedule_check(const std::string& text) {
   } catch (const std::invalid_argument& e) {
     return std::string(e.what());
   }
+}
+
+// --density-schedule: a schedule whose densities are fractions of the gradient.
+std::string density_schedule_check(const std::string& text) {
+  if (std::string problem = epoch_schedule_check(text); !problem.empty()) return problem;
+  for (const algorithms::EpochValue& e : algorithms::parse_epoch_values(text)) {
+    if (e.value > 1) return "densities must be in (0, 1]";
+  }
+  return {};
 }
 
 }  // namespace
@@ -172,12 +189,12 @@ void add_options(CLI::App& app, Options& o) {
 
   const std::string sparse = "Sparse algorithms (" + algorithm_list(Family::sparse) + ")";
   app.add_option("--density", o.density, "Fraction of gradient entries each worker sends")
-      ->check(CLI::Range(0.0, 1.0) & kFinite)
+      ->check(kFraction)
       ->group(sparse);
   app.add_option("--density-schedule", o.density_schedule,
                  "Density from EPOCH on, overriding --density: \"0:0.004,1:0.001\" (gTop-k "
                  "warm-up)")
-      ->check(epoch_schedule_check)
+      ->check(density_schedule_check)
       ->group(sparse);
   app.add_option("--selector", o.selector,
                  algorithms::selector_table().help(
@@ -647,12 +664,8 @@ void validate(const Options& o) {
                        algorithms::algorithm_list(algorithms::Family::sparse) + "), not " + o.algo);
     }
   }
-  if (!(o.density > 0)) throw UsageError("--density must be > 0");
   if (o.bucket_mb > 0 && o.bucket_mb * (1 << 20) < sizeof(float)) {
     throw UsageError("--bucket-mb must be 0 or hold at least one float (4 bytes)");
-  }
-  for (const algorithms::EpochValue& e : algorithms::parse_epoch_values(o.density_schedule)) {
-    if (e.value > 1) throw UsageError("--density-schedule: densities must be in (0, 1]");
   }
   if (o.dataset != "synthetic" && o.data_path.empty()) {
     throw UsageError("--data-path is required with --dataset " + o.dataset);

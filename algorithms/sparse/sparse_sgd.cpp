@@ -23,11 +23,12 @@ SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
       barrier_(config.barrier_before_communicate),
       norm_study_every_(config.norm_study_every),
       seed_(config.seed) {
+  // Preconditions for callers outside the trainer, whose parser checks what a person types.
   if (!(density_ > 0 && density_ <= 1)) {
-    throw std::invalid_argument("--density must be in (0, 1]");
+    throw std::invalid_argument("sparse SGD: the density must be in (0, 1]");
   }
   for (const EpochValue& e : density_schedule_) {
-    if (e.value > 1) throw std::invalid_argument("--density-schedule: densities must be <= 1");
+    if (e.value > 1) throw std::invalid_argument("sparse SGD: a scheduled density is above 1");
   }
 }
 
