@@ -3,9 +3,12 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <regex>
 
 #include "algorithms/algorithm.hpp"
@@ -38,6 +41,45 @@ CLI::Option* add_choice(CLI::App& app, const std::string& flag, E& target,
           help)
       ->check(CLI::IsMember(names))
       ->default_str(std::string(name_of(choices, target)));
+}
+
+// "--max-steps" → "max_steps": an option's key in the run record's JSON.
+std::string json_key(const std::string& flag) {
+  std::string key = flag.substr(flag.find_first_not_of('-'));
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+// An option added by a program of one's own: how it joins a CLI app (its value back at its
+// default, as a fresh Options is), and its value.
+struct ExtensionOption {
+  std::string key;
+  Hash hash;
+  std::function<CLI::Option*(CLI::App&)> add;
+  std::function<nlohmann::json()> value;
+};
+
+std::vector<ExtensionOption>& extension_options() {
+  static std::vector<ExtensionOption> options;
+  return options;
+}
+
+template <class T>
+std::shared_ptr<const T> add_extension(const std::string& flag, T default_value,
+                                       const std::string& help, const std::string& group,
+                                       Hash hash) {
+  const std::string key = json_key(flag);
+  for (const ExtensionOption& option : extension_options()) {
+    if (option.key == key) throw std::invalid_argument(flag + ": an extension option already");
+  }
+  auto value = std::make_shared<T>(default_value);
+  extension_options().push_back({key, hash,
+                                 [=](CLI::App& app) {
+                                   *value = default_value;
+                                   return app.add_option(flag, *value, help)->group(group);
+                                 },
+                                 [value] { return nlohmann::json(*value); }});
+  return value;
 }
 
 const char* const kDescription =
@@ -121,93 +163,150 @@ std::string density_schedule_check(const std::string& text) {
 
 }  // namespace
 
-void add_options(CLI::App& app, Options& o) {
-  app.description(kDescription);
-  app.set_config("--config", "", "TOML file of options; command-line flags override it");
-  app.allow_config_extras(CLI::config_extras_mode::error);
-  app.option_defaults()->always_capture_default();
+namespace {
 
+// Declares options on a CLI app and collects, for each, what the run record and the hash read:
+// its JSON key (its flag, '-' → '_'), how to get its value from Options, and whether it is hashed.
+class Declarations {
+ public:
+  struct Entry {
+    std::string key;
+    Hash hash;
+    std::function<nlohmann::json(const Options&)> value;
+  };
+
+  Declarations(CLI::App& app, Options& options) : app_(app), options_(options) {}
+
+  template <class T>
+  CLI::Option* value(const std::string& flag, T Options::*member, const std::string& help,
+                     Hash hash = Hash::yes) {
+    record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
+    return app_.add_option(flag, options_.*member, help);
+  }
+  CLI::Option* flag(const std::string& flag, bool Options::*member, const std::string& help,
+                    Hash hash = Hash::yes) {
+    record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
+    return app_.add_flag(flag, options_.*member, help);
+  }
+  // One of `choices`' names, held as the value it stands for.
+  template <class E, std::size_t N>
+  CLI::Option* choice(const std::string& flag, E Options::*member,
+                      const std::array<Choice<E>, N>& choices, const std::string& help,
+                      Hash hash = Hash::yes) {
+    record(flag, hash, [member, &choices](const Options& o) {
+      return nlohmann::json(std::string(name_of(choices, o.*member)));
+    });
+    return add_choice(app_, flag, options_.*member, choices, help);
+  }
+  // Text that `parse` reads into the member, recorded as to_string writes it back.
+  template <class T>
+  CLI::Option* parsed(const std::string& flag, T Options::*member, T (*parse)(const std::string&),
+                      const std::string& help, Hash hash = Hash::yes) {
+    record(flag, hash, [member](const Options& o) { return nlohmann::json(to_string(o.*member)); });
+    Options& options = options_;
+    return app_.add_option_function<std::string>(
+        flag, [&options, member, parse](const std::string& text) { options.*member = parse(text); },
+        help);
+  }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  void record(const std::string& flag, Hash hash,
+              std::function<nlohmann::json(const Options&)> value) {
+    entries_.push_back({json_key(flag), hash, std::move(value)});
+  }
+
+  CLI::App& app_;
+  Options& options_;
+  std::vector<Entry> entries_;
+};
+
+// Every option of commsgd-train, each declared once: its flag, member, help, group and checks here;
+// its TOML key, its key in the run record's JSON and whether it enters the computation hash
+// follow from the declaration (Declarations).
+void declare_options(Declarations& d) {
   const std::string run = "Run";
-  app.add_option("--algo", o.algo, algorithms::algorithm_table().help("Distributed SGD algorithm:"))
+  d.value("--algo", &Options::algo,
+          algorithms::algorithm_table().help("Distributed SGD algorithm:"))
       ->check(CLI::IsMember(algorithms::algorithm_table().names()))
       ->group(run);
-  app.add_option("--epochs", o.epochs, "Passes over the training set")
+  d.value("--epochs", &Options::epochs, "Passes over the training set")
       ->check(kPositive)
       ->group(run);
-  app.add_option("--max-steps", o.max_steps,
-                 "Stop after this many iterations in total (0: run all --epochs)")
+  d.value("--max-steps", &Options::max_steps,
+          "Stop after this many iterations in total (0: run all --epochs)")
       ->check(kNonNegative)
       ->group(run);
-  app.add_option("--seed", o.seed, "Seed for initialization, shuffling and synthetic data")
+  d.value("--seed", &Options::seed, "Seed for initialization, shuffling and synthetic data")
       ->check(kUnsigned)
       ->group(run);
-  app.add_option("--threads", o.threads,
-                 "Intra-op threads per rank (0: the node's cores divided among its ranks)")
+  d.value("--threads", &Options::threads,
+          "Intra-op threads per rank (0: the node's cores divided among its ranks)", Hash::no)
       ->check(kNonNegative)
       ->group(run);
-  app.add_option("--device", o.device,
-                 "Where the model computes: cpu, cuda (each rank the GPU of its node-local rank, "
-                 "modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm keeps the gradient, "
-                 "momentum and parameters there and communicates over NCCL (over MPI through host "
-                 "memory where ranks share a GPU); the sparse family with the original code's "
-                 "selectors or a gradient or norm study works on host copies over MPI. The run "
-                 "record's backend column says which. Needs a LibTorch built with CUDA")
+  d.value("--device", &Options::device,
+          "Where the model computes: cpu, cuda (each rank the GPU of its node-local rank, "
+          "modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm keeps the gradient, "
+          "momentum and parameters there and communicates over NCCL (over MPI through host "
+          "memory where ranks share a GPU); the sparse family with the original code's "
+          "selectors or a gradient or norm study works on host copies over MPI. The run "
+          "record's backend column says which. Needs a LibTorch built with CUDA")
       ->group(run);
-  app.add_flag("--no-tf32", o.no_tf32,
-               "On a GPU of the Ampere generation or later, compute convolutions in full fp32: "
-               "LibTorch lets cuDNN use TF32 (a 10-bit mantissa) by default, as PyTorch does, "
-               "which moves results by about 1e-3 against --device cpu. For comparisons with "
-               "CPU runs; no effect on the CPU")
+  d.flag("--no-tf32", &Options::no_tf32,
+         "On a GPU of the Ampere generation or later, compute convolutions in full fp32: "
+         "LibTorch lets cuDNN use TF32 (a 10-bit mantissa) by default, as PyTorch does, "
+         "which moves results by about 1e-3 against --device cpu. For comparisons with "
+         "CPU runs; no effect on the CPU")
       ->group(run);
-  app.add_option_function<std::string>(
-         "--stall-timeout",
-         [&o](const std::string& text) { o.stall_timeout = parse_stall_timeout(text); },
-         fmt::format(
-             "Seconds one wait on peers (a collective or a message) may last before the rank "
-             "records the run failed as stalled and ends the job with exit code {}: auto ({:.0f}x "
-             "the slowest step after {} warm-up steps, within {:.0f}..{:.0f} s; {:.0f} s before), "
-             "off, or SECONDS. Local work (data, compute, evaluation, writing) never counts; "
-             "while ranks write a checkpoint a wait may last {:.0f} s",
-             kExitStalled, kStepsOfSlack, kWarmupSteps, kFloorSeconds, kCeilingSeconds,
-             kCeilingSeconds, kCeilingSeconds))
+  d.parsed(
+       "--stall-timeout", &Options::stall_timeout, parse_stall_timeout,
+       fmt::format(
+           "Seconds one wait on peers (a collective or a message) may last before the rank "
+           "records the run failed as stalled and ends the job with exit code {}: auto ({:.0f}x "
+           "the slowest step after {} warm-up steps, within {:.0f}..{:.0f} s; {:.0f} s before), "
+           "off, or SECONDS. Local work (data, compute, evaluation, writing) never counts; "
+           "while ranks write a checkpoint a wait may last {:.0f} s",
+           kExitStalled, kStepsOfSlack, kWarmupSteps, kFloorSeconds, kCeilingSeconds,
+           kCeilingSeconds, kCeilingSeconds),
+       Hash::no)
       ->check(kStallTimeout)
       ->default_str("auto")
       ->group(run);
 
   using algorithms::algorithm_list, algorithms::Family;
   const std::string dense = "Dense S-SGD (" + algorithm_list(Family::dense) + ")";
-  app.add_option("--bucket-mb", o.bucket_mb,
-                 "Allreduce the gradient in buckets of this many MiB, each as soon as backward "
-                 "has filled it, overlapping communication with backward (0: the whole gradient "
-                 "in one allreduce after backward)")
+  d.value("--bucket-mb", &Options::bucket_mb,
+          "Allreduce the gradient in buckets of this many MiB, each as soon as backward "
+          "has filled it, overlapping communication with backward (0: the whole gradient "
+          "in one allreduce after backward)")
       ->check(kNonNegative)
       ->group(dense);
-  add_choice(app, "--wire-dtype", o.wire_dtype, kWireDtypes,
-             "Type the gradient crosses the network in: fp32, or fp16/bf16 for half the bytes "
-             "(each worker's share rounded, summed in that precision)")
+  d.choice("--wire-dtype", &Options::wire_dtype, kWireDtypes,
+           "Type the gradient crosses the network in: fp32, or fp16/bf16 for half the bytes "
+           "(each worker's share rounded, summed in that precision)")
       ->group(dense);
 
   const std::string sparse = "Sparse algorithms (" + algorithm_list(Family::sparse) + ")";
-  app.add_option("--density", o.density, "Fraction of gradient entries each worker sends")
+  d.value("--density", &Options::density, "Fraction of gradient entries each worker sends")
       ->check(kFraction)
       ->group(sparse);
-  app.add_option("--density-schedule", o.density_schedule,
-                 "Density from EPOCH on, overriding --density: \"0:0.004,1:0.001\" (gTop-k "
-                 "warm-up)")
+  d.value("--density-schedule", &Options::density_schedule,
+          "Density from EPOCH on, overriding --density: \"0:0.004,1:0.001\" (gTop-k "
+          "warm-up)")
       ->check(density_schedule_check)
       ->group(sparse);
-  app.add_option("--selector", o.selector,
-                 algorithms::selector_table().help(
-                     "Which entries a worker proposes (default: the algorithm's):"))
+  d.value("--selector", &Options::selector,
+          algorithms::selector_table().help(
+              "Which entries a worker proposes (default: the algorithm's):"))
       ->check(CLI::IsMember(algorithms::selector_table().names()))
       ->group(sparse);
-  app.add_option(
-         "--aggregation", o.aggregation,
-         algorithms::aggregation_table().help("How proposals combine (default: the algorithm's):"))
+  d.value("--aggregation", &Options::aggregation,
+          algorithms::aggregation_table().help("How proposals combine (default: the algorithm's):"))
       ->check(CLI::IsMember(algorithms::aggregation_table().names()))
       ->group(sparse);
-  app.add_flag("--no-error-feedback", o.no_error_feedback,
-               "Drop what was not sent instead of carrying it to the next step (ablation)")
+  d.flag("--no-error-feedback", &Options::no_error_feedback,
+         "Drop what was not sent instead of carrying it to the next step (ablation)")
       ->group(sparse);
 
   const std::string gossip = "Gossip algorithms (" + algorithm_list(Family::gossip) + ")";
@@ -217,280 +316,298 @@ void add_options(CLI::App& app, Options& o) {
     default_topologies += std::string(default_topologies.empty() ? "" : ", ") +
                           std::string(row.topology) + " for " + std::string(row.name);
   }
-  app.add_option(
-         "--topology", o.topology,
-         algorithms::topology_table().help(
-             "Who mixes with whom, varying by iteration (default: " + default_topologies + "):"))
+  d.value("--topology", &Options::topology,
+          algorithms::topology_table().help(
+              "Who mixes with whom, varying by iteration (default: " + default_topologies + "):"))
       ->check(CLI::IsMember(algorithms::topology_table().names()))
       ->group(gossip);
-  app.add_option("--peers-per-iter", o.peers_per_iter,
-                 "exponential: out-peers per iteration (the next offsets 2^i)")
+  d.value("--peers-per-iter", &Options::peers_per_iter,
+          "exponential: out-peers per iteration (the next offsets 2^i)")
       ->check(kPositive)
       ->group(gossip);
-  add_choice(app, "--gossip-mixing", o.gossip_mixing, kGossipMixings,
-             "dpsgd, adpsgd: symmetric (average with the neighbours of a symmetric topology, "
-             "Lian et al.) or directed (send to the out-peers, average with what the in-peers "
-             "sent: the SGP code's D-PSGD and AD-PSGD, with --topology "
-             "bipartite-exponential-two-sided)")
+  d.choice("--gossip-mixing", &Options::gossip_mixing, kGossipMixings,
+           "dpsgd, adpsgd: symmetric (average with the neighbours of a symmetric topology, "
+           "Lian et al.) or directed (send to the out-peers, average with what the in-peers "
+           "sent: the SGP code's D-PSGD and AD-PSGD, with --topology "
+           "bipartite-exponential-two-sided)")
       ->group(gossip);
-  add_choice(app, "--osgp-overlap", o.osgp_overlap, kOsgpOverlaps,
-             "osgp: bounded-staleness (an exchange every iteration, at most --max-staleness of "
-             "them unfinished: the SGP paper's) or one-in-flight (a new exchange once the last "
-             "has been absorbed, waited for after --synch-freq steps: the SGP code's)")
+  d.choice("--osgp-overlap", &Options::osgp_overlap, kOsgpOverlaps,
+           "osgp: bounded-staleness (an exchange every iteration, at most --max-staleness of "
+           "them unfinished: the SGP paper's) or one-in-flight (a new exchange once the last "
+           "has been absorbed, waited for after --synch-freq steps: the SGP code's)")
       ->group(gossip);
-  app.add_option("--max-staleness", o.max_staleness,
-                 "osgp, bounded-staleness: iterations a worker may run ahead of its gossip "
-                 "arrivals")
+  d.value("--max-staleness", &Options::max_staleness,
+          "osgp, bounded-staleness: iterations a worker may run ahead of its gossip "
+          "arrivals")
       ->check(kNonNegative)
       ->group(gossip);
-  app.add_option("--synch-freq", o.synch_freq,
-                 "osgp, one-in-flight: steps a worker takes without the exchange in flight before "
-                 "it waits for it (the SGP code's synch_freq; 0: every step waits)")
+  d.value("--synch-freq", &Options::synch_freq,
+          "osgp, one-in-flight: steps a worker takes without the exchange in flight before "
+          "it waits for it (the SGP code's synch_freq; 0: every step waits)")
       ->check(kNonNegative)
       ->group(gossip);
-  app.add_option("--comm-timeout", o.comm_timeout,
-                 "Seconds a wait on background communication (osgp's and adpsgd's gossip, dense's "
-                 "buckets) or on an NCCL call may go without progress before the run fails "
-                 "instead of hanging")
+  d.value("--comm-timeout", &Options::comm_timeout,
+          "Seconds a wait on background communication (osgp's and adpsgd's gossip, dense's "
+          "buckets) or on an NCCL call may go without progress before the run fails "
+          "instead of hanging")
       ->check(kPositive)
       ->group(gossip);
 
   const std::string model = "Model";
-  app.add_option("--model", o.model, model_table().help("Network to train:"))
+  d.value("--model", &Options::model, model_table().help("Network to train:"))
       ->check(CLI::IsMember(model_table().names()))
       ->group(model);
-  app.add_option("--model-file", o.model_file,
-                 "torchscript: the TorchScript file (torch.jit.save) to train; it takes a batch "
-                 "[N, C, H, W] of the data set and returns logits [N, classes]")
+  d.value("--model-file", &Options::model_file,
+          "torchscript: the TorchScript file (torch.jit.save) to train; it takes a batch "
+          "[N, C, H, W] of the data set and returns logits [N, classes]")
       ->group(model);
-  app.add_option("--mlp-hidden", o.mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
+  d.value("--mlp-hidden", &Options::mlp_hidden, "Hidden layer widths of the mlp, e.g. 256,128")
       ->delimiter(',')
       ->check(kPositive)
       ->group(model);
-  app.add_option("--lstm-hidden", o.lstm_hidden,
-                 "lstm: width of the embedding and of each LSTM layer")
+  d.value("--lstm-hidden", &Options::lstm_hidden,
+          "lstm: width of the embedding and of each LSTM layer")
       ->check(kPositive)
       ->group(model);
-  app.add_option("--lstm-layers", o.lstm_layers, "lstm: stacked LSTM layers")
+  d.value("--lstm-layers", &Options::lstm_layers, "lstm: stacked LSTM layers")
       ->check(kPositive)
       ->group(model);
-  app.add_option("--lstm-dropout", o.lstm_dropout,
-                 "lstm: dropout after the embedding, between layers and before the output")
+  d.value("--lstm-dropout", &Options::lstm_dropout,
+          "lstm: dropout after the embedding, between layers and before the output")
       ->check(CLI::Range(0.0, 0.99) & kFinite)
       ->group(model);
-  app.add_flag("--untie-embeddings", o.untie_embeddings,
-               "lstm: an output layer of its own instead of the embedding matrix")
+  d.flag("--untie-embeddings", &Options::untie_embeddings,
+         "lstm: an output layer of its own instead of the embedding matrix")
       ->group(model);
-  app.add_flag("--zero-init-residual", o.zero_init_residual,
-               "ResNets: start each residual block's last batch norm at zero scale, so every "
-               "block starts as the identity (Goyal et al.; the SGP code's ResNet-50)")
+  d.flag("--zero-init-residual", &Options::zero_init_residual,
+         "ResNets: start each residual block's last batch norm at zero scale, so every "
+         "block starts as the identity (Goyal et al.; the SGP code's ResNet-50)")
       ->group(model);
-  app.add_option("--fc-init-std", o.fc_init_std,
-                 "ResNets: draw the final linear layer's weights from N(0, std^2) instead of the "
-                 "default initialization (the SGP code's ResNet-50: 0.01; 0: the default)")
+  d.value("--fc-init-std", &Options::fc_init_std,
+          "ResNets: draw the final linear layer's weights from N(0, std^2) instead of the "
+          "default initialization (the SGP code's ResNet-50: 0.01; 0: the default)")
       ->check(kNonNegative)
       ->group(model);
-  app.add_flag("--uniform-fan-out-init", o.uniform_fan_out_init,
-               "ResNets: draw each convolution's weights from U(+-1/sqrt(k*k*out_channels)), "
-               "about 2.45 times narrower than the default He normal (fan-out) for 3x3 kernels, "
-               "and the final linear layer's from He normal (fan-in) with a zero bias, as "
-               "GaussianK-SGD's CIFAR ResNets (models/resnet.py)")
+  d.flag("--uniform-fan-out-init", &Options::uniform_fan_out_init,
+         "ResNets: draw each convolution's weights from U(+-1/sqrt(k*k*out_channels)), "
+         "about 2.45 times narrower than the default He normal (fan-out) for 3x3 kernels, "
+         "and the final linear layer's from He normal (fan-in) with a zero bias, as "
+         "GaussianK-SGD's CIFAR ResNets (models/resnet.py)")
       ->group(model);
-  app.add_option("--bptt", o.bptt,
-                 "lstm: tokens per stream in one iteration (truncated back-propagation through "
-                 "time); --batch-size is the number of streams")
+  d.value("--bptt", &Options::bptt,
+          "lstm: tokens per stream in one iteration (truncated back-propagation through "
+          "time); --batch-size is the number of streams")
       ->check(kPositive)
       ->group(model);
 
   const std::string data = "Data";
-  app.add_option("--dataset", o.dataset, data::dataset_table().help("Data to train on:"))
+  d.value("--dataset", &Options::dataset, data::dataset_table().help("Data to train on:"))
       ->check(CLI::IsMember(data::dataset_table().names()))
       ->group(data);
-  app.add_option("--data-path", o.data_path,
-                 "Directory (cifar10, mnist; image-folder: the one holding train/ and val/; ptb: "
-                 "the one holding ptb.train.txt and ptb.valid.txt) or file (csv, .csv.gz)")
+  d.value("--data-path", &Options::data_path,
+          "Directory (cifar10, mnist; image-folder: the one holding train/ and val/; ptb: "
+          "the one holding ptb.train.txt and ptb.valid.txt) or file (csv, .csv.gz)")
       ->group(data);
-  app.add_option("--csv-shape", o.csv_shape, "C,H,W of each csv row's features, to feed a CNN")
+  d.value("--csv-shape", &Options::csv_shape, "C,H,W of each csv row's features, to feed a CNN")
       ->delimiter(',')
       ->expected(3)
       ->check(kPositive)
       ->group(data);
-  app.add_option("--val-fraction", o.val_fraction, "csv: fraction of rows held out for validation")
+  d.value("--val-fraction", &Options::val_fraction, "csv: fraction of rows held out for validation")
       ->check(CLI::Range(0.0, 0.99) & kFinite)
       ->group(data);
-  add_choice(app, "--val-split", o.val_split, kValSplits,
-             "csv: which rows are held out: interleaved (spread evenly through the file) or tail "
-             "(the last rows)")
+  d.choice("--val-split", &Options::val_split, kValSplits,
+           "csv: which rows are held out: interleaved (spread evenly through the file) or tail "
+           "(the last rows)")
       ->group(data);
-  app.add_option("--synthetic-shape", o.synthetic_shape, "C,H,W of synthetic samples")
+  d.value("--synthetic-shape", &Options::synthetic_shape, "C,H,W of synthetic samples")
       ->delimiter(',')
       ->expected(3)
       ->check(kPositive)
       ->group(data);
-  app.add_option("--synthetic-classes", o.synthetic_classes, "Classes of the synthetic set")
+  d.value("--synthetic-classes", &Options::synthetic_classes, "Classes of the synthetic set")
       ->check(CLI::Range(2, 100000))
       ->group(data);
-  app.add_option("--synthetic-train", o.synthetic_train, "Synthetic training samples")
+  d.value("--synthetic-train", &Options::synthetic_train, "Synthetic training samples")
       ->check(kPositive)
       ->group(data);
-  app.add_option("--synthetic-val", o.synthetic_val, "Synthetic validation samples")
+  d.value("--synthetic-val", &Options::synthetic_val, "Synthetic validation samples")
       ->check(kPositive)
       ->group(data);
-  app.add_flag("--no-normalize", o.no_normalize,
-               "Feed raw pixel/feature values (default: standardize)")
+  d.flag("--no-normalize", &Options::no_normalize,
+         "Feed raw pixel/feature values (default: standardize)")
       ->group(data);
-  add_choice(app, "--augment", o.augment, kAugments,
-             "Random crop (pad 4) and horizontal flip of training images (image-folder: "
-             "random-resized crop and flip; off: the validation resize and centre crop); auto: on "
-             "for cifar10 and image-folder")
+  d.choice("--augment", &Options::augment, kAugments,
+           "Random crop (pad 4) and horizontal flip of training images (image-folder: "
+           "random-resized crop and flip; off: the validation resize and centre crop); auto: on "
+           "for cifar10 and image-folder")
       ->group(data);
-  add_choice(app, "--crop-fill", o.crop_fill, kCropFills,
-             "What the random crop's 4-pixel border holds: zero, 0 in the normalized units, "
-             "i.e. the mean colour; black, a black pixel as normalized, about -2 per channel, "
-             "which is what torchvision's RandomCrop before Normalize gives (cifar10 only)")
+  d.choice("--crop-fill", &Options::crop_fill, kCropFills,
+           "What the random crop's 4-pixel border holds: zero, 0 in the normalized units, "
+           "i.e. the mean colour; black, a black pixel as normalized, about -2 per channel, "
+           "which is what torchvision's RandomCrop before Normalize gives (cifar10 only)")
       ->group(data);
-  app.add_option("--image-size", o.image_size,
-                 "image-folder: side of the square images fed to the model (0: 224)")
+  d.value("--image-size", &Options::image_size,
+          "image-folder: side of the square images fed to the model (0: 224)")
       ->check(kNonNegative)
       ->group(data);
-  app.add_option("--image-squash", o.image_squash,
-                 "image-folder: first resize every image to NxN whatever its aspect ratio "
-                 "(bicubic, as OpenCV), then crop as usual: how the gTop-k and Gaussian-k code "
-                 "stored ImageNet (N = 224); 0: off")
+  d.value("--image-squash", &Options::image_squash,
+          "image-folder: first resize every image to NxN whatever its aspect ratio "
+          "(bicubic, as OpenCV), then crop as usual: how the gTop-k and Gaussian-k code "
+          "stored ImageNet (N = 224); 0: off")
       ->check(kNonNegative)
       ->group(data);
-  app.add_option("--val-crop-fraction", o.val_crop_fraction,
-                 "image-folder: validation resizes the shorter side to S / F and keeps the central "
-                 "SxS (0.875: torchvision's Resize(256) + CenterCrop(224); 1: the whole shorter "
-                 "side)")
+  d.value("--val-crop-fraction", &Options::val_crop_fraction,
+          "image-folder: validation resizes the shorter side to S / F and keeps the central "
+          "SxS (0.875: torchvision's Resize(256) + CenterCrop(224); 1: the whole shorter "
+          "side)")
       ->check(CLI::Range(0.0, 1.0) & kPositive)
       ->group(data);
-  app.add_option("--loader-threads", o.loader_threads,
-                 "image-folder: JPEG decoding threads per rank (0: the node's cores divided "
-                 "among its ranks)")
+  d.value("--loader-threads", &Options::loader_threads,
+          "image-folder: JPEG decoding threads per rank (0: the node's cores divided "
+          "among its ranks)",
+          Hash::no)
       ->check(kNonNegative)
       ->group(data);
 
   const std::string opt = "Optimization";
-  app.add_option("--batch-size", o.batch_size, "Samples per iteration on each worker")
+  d.value("--batch-size", &Options::batch_size, "Samples per iteration on each worker")
       ->check(kPositive)
       ->group(opt);
-  app.add_option("--lr", o.lr, "Base learning rate")->check(kPositive)->group(opt);
-  app.add_option("--momentum", o.momentum, "SGD momentum")
+  d.value("--lr", &Options::lr, "Base learning rate")->check(kPositive)->group(opt);
+  d.value("--momentum", &Options::momentum, "SGD momentum")
       ->check(CLI::Range(0.0, 0.999) & kFinite)
       ->group(opt);
-  app.add_flag("--nesterov", o.nesterov, "Nesterov momentum")->group(opt);
-  app.add_option("--weight-decay", o.weight_decay, "L2 penalty")->check(kNonNegative)->group(opt);
-  app.add_flag("--no-decay-bn-bias", o.no_decay_bn_bias,
-               "No weight decay on one-dimensional parameters: batch-norm scales and shifts, and "
-               "biases (the GaussianK-SGD code's parameter groups)")
+  d.flag("--nesterov", &Options::nesterov, "Nesterov momentum")->group(opt);
+  d.value("--weight-decay", &Options::weight_decay, "L2 penalty")->check(kNonNegative)->group(opt);
+  d.flag("--no-decay-bn-bias", &Options::no_decay_bn_bias,
+         "No weight decay on one-dimensional parameters: batch-norm scales and shifts, and "
+         "biases (the GaussianK-SGD code's parameter groups)")
       ->group(opt);
-  app.add_option("--lr-schedule", o.lr_schedule,
-                 "Multiply the lr by FACTOR from EPOCH on: \"81:0.1,122:0.1\"")
+  d.value("--lr-schedule", &Options::lr_schedule,
+          "Multiply the lr by FACTOR from EPOCH on: \"81:0.1,122:0.1\"")
       ->check(epoch_schedule_check)
       ->group(opt);
-  app.add_option("--warmup-epochs", o.warmup_epochs, "Linear lr warm-up over these epochs")
+  d.value("--warmup-epochs", &Options::warmup_epochs, "Linear lr warm-up over these epochs")
       ->check(kNonNegative)
       ->group(opt);
-  add_choice(app, "--warmup-start", o.warmup_start, kWarmupStarts,
-             "Where the warm-up starts: zero (the lr times (t+1)/T at iteration t of T, Goyal "
-             "et al.) or lr-over-workers (from lr/P up to lr: the gTop-k and SGP codes' "
-             "warm-up; with --scale-lr that is from the unscaled lr)")
+  d.choice("--warmup-start", &Options::warmup_start, kWarmupStarts,
+           "Where the warm-up starts: zero (the lr times (t+1)/T at iteration t of T, Goyal "
+           "et al.) or lr-over-workers (from lr/P up to lr: the gTop-k and SGP codes' "
+           "warm-up; with --scale-lr that is from the unscaled lr)")
       ->group(opt);
-  app.add_option("--lr-update-every", o.lr_update_every,
-                 "Recompute the lr only every N iterations of an epoch and hold it in between "
-                 "(the SGP code's N = 100; 1: every iteration)")
+  d.value("--lr-update-every", &Options::lr_update_every,
+          "Recompute the lr only every N iterations of an epoch and hold it in between "
+          "(the SGP code's N = 100; 1: every iteration)")
       ->check(kPositive)
       ->group(opt);
-  app.add_flag("--scale-lr", o.scale_lr, "Multiply the lr by the number of workers")->group(opt);
-  app.add_option("--clip-grad-norm", o.clip_grad_norm,
-                 "Clip the synchronized gradient to this global L2 norm (0: off)")
+  d.flag("--scale-lr", &Options::scale_lr, "Multiply the lr by the number of workers")->group(opt);
+  d.value("--clip-grad-norm", &Options::clip_grad_norm,
+          "Clip the synchronized gradient to this global L2 norm (0: off)")
       ->check(kNonNegative)
       ->group(opt);
-  add_choice(app, "--on-nonfinite", o.on_nonfinite, kOnNonfinites,
-             "NaN/Inf in a loss or the synchronized gradient: stop (the run fails) or skip-step "
-             "(drop that batch's gradient, or the whole update, and go on)")
+  d.choice("--on-nonfinite", &Options::on_nonfinite, kOnNonfinites,
+           "NaN/Inf in a loss or the synchronized gradient: stop (the run fails) or skip-step "
+           "(drop that batch's gradient, or the whole update, and go on)")
       ->group(opt);
-  app.add_option("--eval-batch-size", o.eval_batch_size, "Samples per validation batch")
+  d.value("--eval-batch-size", &Options::eval_batch_size, "Samples per validation batch")
       ->check(kPositive)
       ->group(opt);
-  app.add_flag("--eval-reset-state", o.eval_reset_state,
-               "lstm: validate each batch from a zero recurrent state, as the gTop-k and "
-               "GaussianK-SGD codes do (default: the state carries through the validation text)")
+  d.flag("--eval-reset-state", &Options::eval_reset_state,
+         "lstm: validate each batch from a zero recurrent state, as the gTop-k and "
+         "GaussianK-SGD codes do (default: the state carries through the validation text)")
       ->group(opt);
-  add_choice(app, "--eval-model", o.eval_model, kEvalModels,
-             "Classifiers: what an epoch's validation scores. consensus: the mean of the "
-             "ranks' parameters (for gossip; the one model of the synchronous algorithms), "
-             "with rank 0's batch-norm statistics, the validation set shared out over the "
-             "ranks. local: every rank scores its own parameters and batch-norm statistics "
-             "on the whole validation set, and the scores are averaged over ranks, as the "
-             "SGP code reports its gossip runs (P times the evaluation work)")
+  d.choice("--eval-model", &Options::eval_model, kEvalModels,
+           "Classifiers: what an epoch's validation scores. consensus: the mean of the "
+           "ranks' parameters (for gossip; the one model of the synchronous algorithms), "
+           "with rank 0's batch-norm statistics, the validation set shared out over the "
+           "ranks. local: every rank scores its own parameters and batch-norm statistics "
+           "on the whole validation set, and the scores are averaged over ranks, as the "
+           "SGP code reports its gossip runs (P times the evaluation work)")
       ->group(opt);
 
   const std::string rec = "Recording";
-  app.add_option("--db", o.db,
-                 "SQLite file for the run record, which several runs may share (on a network "
-                 "file system one at a time)")
+  d.value("--db", &Options::db,
+          "SQLite file for the run record, which several runs may share (on a network "
+          "file system one at a time)",
+          Hash::no)
       ->group(rec);
-  app.add_option("--db-dir", o.db_dir, "Without --db: write DIR/<run id>.sqlite")->group(rec);
-  app.add_option("--log-every", o.log_every, "Record step timings every N iterations")
+  d.value("--db-dir", &Options::db_dir, "Without --db: write DIR/<run id>.sqlite", Hash::no)
+      ->group(rec);
+  d.value("--log-every", &Options::log_every, "Record step timings every N iterations")
       ->check(kPositive)
       ->group(rec);
-  app.add_option("--grad-stats-every", o.grad_stats_every,
-                 "Sparse algorithms: every N iterations, record how much of rank 0's accumulated "
-                 "gradient the selection leaves out, beside the bounds 1-k/d and (1-k/d)^2, and "
-                 "its histogram (table grad_stats; 0: never)")
+  d.value("--grad-stats-every", &Options::grad_stats_every,
+          "Sparse algorithms: every N iterations, record how much of rank 0's accumulated "
+          "gradient the selection leaves out, beside the bounds 1-k/d and (1-k/d)^2, and "
+          "its histogram (table grad_stats; 0: never)")
       ->check(kNonNegative)
       ->group(rec);
-  app.add_option("--norm-study-every", o.norm_study_every,
-                 "Sparse algorithms: every N iterations, the gTop-k paper's norm study (its code's "
-                 "PROFILING_NORM): also allreduce the dense x = mean of the ranks' g+e, and record "
-                 "||x - u|| for the update u applied, ||x - randk(x)|| with as many entries kept "
-                 "at random, and the bound (1-k/d)||x|| (table norm_study; 0: never). The extra "
-                 "allreduce is not counted in the step's time or bytes")
+  d.value("--norm-study-every", &Options::norm_study_every,
+          "Sparse algorithms: every N iterations, the gTop-k paper's norm study (its code's "
+          "PROFILING_NORM): also allreduce the dense x = mean of the ranks' g+e, and record "
+          "||x - u|| for the update u applied, ||x - randk(x)|| with as many entries kept "
+          "at random, and the bound (1-k/d)||x|| (table norm_study; 0: never). The extra "
+          "allreduce is not counted in the step's time or bytes")
       ->check(kNonNegative)
       ->group(rec);
-  app.add_flag("--barrier-before-communicate", o.barrier_before_communicate,
-               "Sparse algorithms, dense with --bucket-mb 0, sgp and dpsgd: wait at a barrier for "
-               "every rank before the exchange (sgp, dpsgd: before the mixing round) and record "
-               "that as wait_s, so that communicate_s is the exchange alone, not the wait for the "
-               "slowest rank (for measurements on oversubscribed hosts, and for the cost model's "
-               "check; costs one barrier per iteration)")
+  d.flag("--barrier-before-communicate", &Options::barrier_before_communicate,
+         "Sparse algorithms, dense with --bucket-mb 0, sgp and dpsgd: wait at a barrier for "
+         "every rank before the exchange (sgp, dpsgd: before the mixing round) and record "
+         "that as wait_s, so that communicate_s is the exchange alone, not the wait for the "
+         "slowest rank (for measurements on oversubscribed hosts, and for the cost model's "
+         "check; costs one barrier per iteration)",
+         Hash::no)
       ->group(rec);
-  app.add_option("--network", o.network,
-                 "Label of the network, recorded with the run (the job templates' network "
-                 "profiles and jobs/local/launch.sh set COMMSGD_NETWORK)")
+  d.value("--network", &Options::network,
+          "Label of the network, recorded with the run (the job templates' network "
+          "profiles and jobs/local/launch.sh set COMMSGD_NETWORK)",
+          Hash::no)
       ->envname("COMMSGD_NETWORK")
       ->group(rec);
-  app.add_option("--emulate-link-mbps", o.emulate_link_mbps,
-                 "Slow every transfer to this link bandwidth in Mbit/s, emulating a network on one "
-                 "machine (0: off)")
+  d.value("--emulate-link-mbps", &Options::emulate_link_mbps,
+          "Slow every transfer to this link bandwidth in Mbit/s, emulating a network on one "
+          "machine (0: off)")
       ->check(kNonNegative)
       ->group(rec);
-  app.add_option("--dump-params", o.dump_params,
-                 "Write the final flat float32 parameters to this file (rank 0)")
+  d.value("--dump-params", &Options::dump_params,
+          "Write the final flat float32 parameters to this file (rank 0)", Hash::no)
       ->group(rec);
-  app.add_flag("--quiet", o.quiet, "No progress output")->group(rec);
+  d.flag("--quiet", &Options::quiet, "No progress output", Hash::no)->group(rec);
 
   const std::string ckpt = "Checkpoints";
-  app.add_option("--checkpoint-dir", o.checkpoint_dir,
-                 "Write checkpoints here (the two newest are kept). With it, SIGTERM, SIGINT and "
-                 "SIGUSR1 stop the run at its next logged step with a checkpoint, and the run is "
-                 "recorded `preempted`")
+  d.value("--checkpoint-dir", &Options::checkpoint_dir,
+          "Write checkpoints here (the two newest are kept). With it, SIGTERM, SIGINT and "
+          "SIGUSR1 stop the run at its next logged step with a checkpoint, and the run is "
+          "recorded `preempted`",
+          Hash::no)
       ->group(ckpt);
-  app.add_option("--checkpoint-every", o.checkpoint_every, "Also checkpoint every N epochs")
+  d.value("--checkpoint-every", &Options::checkpoint_every, "Also checkpoint every N epochs",
+          Hash::no)
       ->check(kNonNegative)
       ->group(ckpt);
-  app.add_option("--checkpoint-every-steps", o.checkpoint_every_steps,
-                 "Also checkpoint every N iterations (at the next logged step)")
+  d.value("--checkpoint-every-steps", &Options::checkpoint_every_steps,
+          "Also checkpoint every N iterations (at the next logged step)", Hash::no)
       ->check(kNonNegative)
       ->group(ckpt);
-  app.add_option_function<std::string>(
-         "--resume", [&o](const std::string& text) { o.resume = parse_resume(text); },
-         "auto: continue from the newest usable checkpoint in --checkpoint-dir (start "
-         "afresh if there is none); or a checkpoint's directory. The run keeps its "
-         "run row and database")
+  d.parsed("--resume", &Options::resume, parse_resume,
+           "auto: continue from the newest usable checkpoint in --checkpoint-dir (start "
+           "afresh if there is none); or a checkpoint's directory. The run keeps its "
+           "run row and database",
+           Hash::no)
       ->group(ckpt);
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o) {
+  app.description(kDescription);
+  app.set_config("--config", "", "TOML file of options; command-line flags override it");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.option_defaults()->always_capture_default();
+  Declarations d(app, o);
+  declare_options(d);
+  for (const ExtensionOption& extension : extension_options()) extension.add(app);
 }
 
 ResumeFrom parse_resume(const std::string& text) {
@@ -511,86 +628,47 @@ std::string to_string(const ResumeFrom& resume) {
   return "";
 }
 
+namespace {
+
+// The options as the run record keeps them: all of them, or those the computation hash reads.
+nlohmann::json recorded(const Options& o, bool hashed_only) {
+  CLI::App scratch;
+  Options declared = o;
+  Declarations d(scratch, declared);
+  declare_options(d);
+  nlohmann::json json = nlohmann::json::object();
+  for (const Declarations::Entry& entry : d.entries()) {
+    if (!hashed_only || entry.hash == Hash::yes) json[entry.key] = entry.value(o);
+  }
+  for (const ExtensionOption& extension : extension_options()) {
+    if (!hashed_only || extension.hash == Hash::yes) json[extension.key] = extension.value();
+  }
+  return json;
+}
+
+}  // namespace
+
 void to_json(nlohmann::json& json, const Options& o) {
-  json["algo"] = o.algo;
-  json["epochs"] = o.epochs;
-  json["max_steps"] = o.max_steps;
-  json["seed"] = o.seed;
-  json["threads"] = o.threads;
-  json["device"] = o.device;
-  json["no_tf32"] = o.no_tf32;
-  json["bucket_mb"] = o.bucket_mb;
-  json["wire_dtype"] = name_of(kWireDtypes, o.wire_dtype);
-  json["density"] = o.density;
-  json["density_schedule"] = o.density_schedule;
-  json["selector"] = o.selector;
-  json["aggregation"] = o.aggregation;
-  json["no_error_feedback"] = o.no_error_feedback;
-  json["topology"] = o.topology;
-  json["peers_per_iter"] = o.peers_per_iter;
-  json["gossip_mixing"] = name_of(kGossipMixings, o.gossip_mixing);
-  json["max_staleness"] = o.max_staleness;
-  json["osgp_overlap"] = name_of(kOsgpOverlaps, o.osgp_overlap);
-  json["synch_freq"] = o.synch_freq;
-  json["comm_timeout"] = o.comm_timeout;
-  json["stall_timeout"] = to_string(o.stall_timeout);
-  json["model"] = o.model;
-  json["model_file"] = o.model_file;
-  json["mlp_hidden"] = o.mlp_hidden;
-  json["lstm_hidden"] = o.lstm_hidden;
-  json["lstm_layers"] = o.lstm_layers;
-  json["lstm_dropout"] = o.lstm_dropout;
-  json["untie_embeddings"] = o.untie_embeddings;
-  json["zero_init_residual"] = o.zero_init_residual;
-  json["fc_init_std"] = o.fc_init_std;
-  json["uniform_fan_out_init"] = o.uniform_fan_out_init;
-  json["bptt"] = o.bptt;
-  json["dataset"] = o.dataset;
-  json["data_path"] = o.data_path;
-  json["csv_shape"] = o.csv_shape;
-  json["val_fraction"] = o.val_fraction;
-  json["val_split"] = name_of(kValSplits, o.val_split);
-  json["synthetic_shape"] = o.synthetic_shape;
-  json["synthetic_classes"] = o.synthetic_classes;
-  json["synthetic_train"] = o.synthetic_train;
-  json["synthetic_val"] = o.synthetic_val;
-  json["no_normalize"] = o.no_normalize;
-  json["augment"] = name_of(kAugments, o.augment);
-  json["crop_fill"] = name_of(kCropFills, o.crop_fill);
-  json["image_size"] = o.image_size;
-  json["image_squash"] = o.image_squash;
-  json["val_crop_fraction"] = o.val_crop_fraction;
-  json["loader_threads"] = o.loader_threads;
-  json["batch_size"] = o.batch_size;
-  json["lr"] = o.lr;
-  json["momentum"] = o.momentum;
-  json["nesterov"] = o.nesterov;
-  json["weight_decay"] = o.weight_decay;
-  json["no_decay_bn_bias"] = o.no_decay_bn_bias;
-  json["lr_schedule"] = o.lr_schedule;
-  json["warmup_epochs"] = o.warmup_epochs;
-  json["warmup_start"] = name_of(kWarmupStarts, o.warmup_start);
-  json["lr_update_every"] = o.lr_update_every;
-  json["scale_lr"] = o.scale_lr;
-  json["clip_grad_norm"] = o.clip_grad_norm;
-  json["on_nonfinite"] = name_of(kOnNonfinites, o.on_nonfinite);
-  json["eval_batch_size"] = o.eval_batch_size;
-  json["eval_reset_state"] = o.eval_reset_state;
-  json["eval_model"] = name_of(kEvalModels, o.eval_model);
-  json["db"] = o.db;
-  json["db_dir"] = o.db_dir;
-  json["log_every"] = o.log_every;
-  json["grad_stats_every"] = o.grad_stats_every;
-  json["norm_study_every"] = o.norm_study_every;
-  json["barrier_before_communicate"] = o.barrier_before_communicate;
-  json["network"] = o.network;
-  json["emulate_link_mbps"] = o.emulate_link_mbps;
-  json["dump_params"] = o.dump_params;
-  json["quiet"] = o.quiet;
-  json["checkpoint_dir"] = o.checkpoint_dir;
-  json["checkpoint_every"] = o.checkpoint_every;
-  json["checkpoint_every_steps"] = o.checkpoint_every_steps;
-  json["resume"] = to_string(o.resume);
+  json = recorded(o, false);
+}
+
+std::shared_ptr<const long> add_extension_option(const std::string& flag, long default_value,
+                                                 const std::string& help, const std::string& group,
+                                                 Hash hash) {
+  return add_extension(flag, default_value, help, group, hash);
+}
+
+std::shared_ptr<const double> add_extension_option(const std::string& flag, double default_value,
+                                                   const std::string& help,
+                                                   const std::string& group, Hash hash) {
+  return add_extension(flag, default_value, help, group, hash);
+}
+
+std::shared_ptr<const std::string> add_extension_option(const std::string& flag,
+                                                        std::string default_value,
+                                                        const std::string& help,
+                                                        const std::string& group, Hash hash) {
+  return add_extension(flag, std::move(default_value), help, group, hash);
 }
 
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print) {
@@ -729,13 +807,7 @@ void validate(const Options& o) {
 }
 
 std::uint64_t computation_hash(const Options& o) {
-  nlohmann::json computed = o;
-  for (const char* key : {"checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "resume",
-                          "db", "db_dir", "network", "dump_params", "quiet", "threads",
-                          "loader_threads", "barrier_before_communicate", "stall_timeout"}) {
-    computed.erase(key);
-  }
-  return stable_hash(computed.dump());
+  return stable_hash(recorded(o, true).dump());
 }
 
 }  // namespace commsgd::trainer

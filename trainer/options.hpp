@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -79,8 +80,8 @@ struct ResumeFrom {
 ResumeFrom parse_resume(const std::string& text);  // "", "auto" or a directory
 std::string to_string(const ResumeFrom& resume);   // what parse_resume reads back
 
-// Every option of commsgd-train. Field names are the long flags with '-' → '_' and also the keys
-// of the run's config JSON; a test keeps the two lists in step.
+// Every option of commsgd-train, its type and default; options.cpp declares each once (flag, help,
+// checks, whether it is hashed). Field names are the long flags with '-' → '_'.
 struct Options {
   // Run
   std::string algo = "dense";
@@ -175,12 +176,35 @@ struct Options {
   ResumeFrom resume;                // --resume
 };
 
-// The options as JSON, one key per field (the run's recorded config, and what the computation
-// hash covers). Fields beyond nlohmann's 64-field macro, so written out in options.cpp.
+// Whether an option enters the computation hash: what a run computes does; where and how it runs
+// and is recorded (threads, files, checkpoints, timeouts) does not, so a resumed run may change it.
+enum class Hash { yes, no };
+
+// The options as JSON, one key per option, its flag with '-' → '_' (the run's recorded config),
+// extension options included. Derived from the declarations in options.cpp.
 void to_json(nlohmann::json& json, const Options& options);
 
-// Declares every option on `app`, grouped for --help, writing into `options`.
+// Declares every option on `app`, grouped for --help, writing into `options` (the extension
+// options into their own values).
 void add_options(CLI::App& app, Options& options);
+
+// An option of a program of one's own (an algorithm added with algorithms::add_algorithm),
+// declared once as the built-in ones are: listed in --help under `group`, read from the TOML file,
+// recorded in the run's config JSON under its flag ('-' → '_') and, with Hash::yes, part of the
+// computation hash a resume checks. Add it before options are parsed; the returned value is its
+// default until then and what was given after. Throws std::invalid_argument for a flag taken by
+// another extension option (one taken by a built-in option fails at the parse).
+std::shared_ptr<const long> add_extension_option(const std::string& flag, long default_value,
+                                                 const std::string& help, const std::string& group,
+                                                 Hash hash = Hash::yes);
+std::shared_ptr<const double> add_extension_option(const std::string& flag, double default_value,
+                                                   const std::string& help,
+                                                   const std::string& group, Hash hash = Hash::yes);
+std::shared_ptr<const std::string> add_extension_option(const std::string& flag,
+                                                        std::string default_value,
+                                                        const std::string& help,
+                                                        const std::string& group,
+                                                        Hash hash = Hash::yes);
 
 // exit_ok: --help was printed (when `print` is set); version, check_build: --version or
 // --check-build was given, for the caller to answer (build_report.hpp).
@@ -201,8 +225,8 @@ double warmup_start_fraction(const Options& options, int workers);
 // Checks that need several options together; throws UsageError.
 void validate(const Options& options);
 
-// A hash of the options that change what a run computes: a checkpoint is resumed only by a run
-// with the same (where to record, checkpoint and print may differ).
+// A hash of the options that change what a run computes (those declared with Hash::yes): a
+// checkpoint is resumed only by a run with the same.
 std::uint64_t computation_hash(const Options& options);
 
 }  // namespace commsgd::trainer

@@ -124,5 +124,46 @@ TEST(Options, ConfigJsonHasEveryOption) {
   EXPECT_EQ(json.size(), app.get_options().size() - 2);
 }
 
+// An option of one's own (an extension's) is one declaration: --help lists it in its group, the
+// TOML file and the command line set it, the run record's JSON holds it and, hashed, it changes
+// the computation hash; one declared outside the hash does not. (Its value is the process's: the
+// last parse's, each parse starting from the default.)
+TEST(Options, AnExtensionOptionIsOneDeclaration) {
+  static const std::shared_ptr<const long> local_steps = add_extension_option(
+      "--test-local-steps", 4L, "Steps a rank takes alone between two averages", "Local SGD");
+  static const std::shared_ptr<const std::string> label = add_extension_option(
+      "--test-label", std::string("none"), "A note for the record", "Local SGD", Hash::no);
+  EXPECT_THROW(add_extension_option("--test-local-steps", 1L, "again", "Local SGD"),
+               std::invalid_argument);
+  parse({});
+  EXPECT_EQ(*local_steps, 4) << "a parse starts from the default";
+
+  CLI::App app;
+  Options defaults;
+  add_options(app, defaults);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("Local SGD:"), std::string::npos);
+  EXPECT_NE(help.find("--test-local-steps INT=4"), std::string::npos) << help;
+
+  const Options eight = parse({"--test-local-steps", "8"});
+  EXPECT_EQ(*local_steps, 8);
+  EXPECT_EQ(nlohmann::json(eight)["test_local_steps"], 8);
+  const std::uint64_t hash_of_eight = computation_hash(eight);
+
+  const fs::path cfg = write_config("commsgd_extension_option.toml",
+                                    "test-local-steps = 6\ntest-label = \"first\"\n");
+  const Options six = parse({"--config", cfg.string()});
+  EXPECT_EQ(*local_steps, 6);
+  const nlohmann::json json = six;
+  EXPECT_EQ(json["test_local_steps"], 6);
+  EXPECT_EQ(json["test_label"], "first");
+  const std::uint64_t hash_of_six = computation_hash(six);
+  EXPECT_NE(hash_of_six, hash_of_eight);
+
+  const Options relabelled = parse({"--config", cfg.string(), "--test-label", "second"});
+  EXPECT_EQ(*label, "second");
+  EXPECT_EQ(computation_hash(relabelled), hash_of_six) << "--test-label is outside the hash";
+}
+
 }  // namespace
 }  // namespace commsgd::trainer

@@ -33,12 +33,18 @@ cmake --build "$work/example" -j 2 >"$work/build.log" || { cat "$work/build.log"
 
 as_root=()
 [ "$(id -u)" = 0 ] && as_root=(--allow-run-as-root)
-train() {  # PROGRAM ALGO: 4 ranks on digits, recorded in $work/ALGO.sqlite
+train() {  # PROGRAM ALGO [OPTION...]: 4 ranks on digits, recorded in $work/ALGO.sqlite
   "$mpirun" --oversubscribe "${as_root[@]}" --bind-to none -x OMP_NUM_THREADS=1 -np 4 "$1" \
-    --config "$share/configs/digits.toml" --algo "$2" --db "$work/$2.sqlite" --quiet
+    --config "$share/configs/digits.toml" --algo "$2" --db "$work/$2.sqlite" --quiet "${@:3}"
 }
 train "$prefix/bin/commsgd-train" dense
-train "$work/example/local-sgd-train" local-sgd
+# The example's own option: in its --help, and in the run record.
+help=$("$work/example/local-sgd-train" --help)
+grep -q -- "--local-steps" <<<"$help" || fail "local-sgd-train --help does not list --local-steps"
+train "$work/example/local-sgd-train" local-sgd --local-steps 3
+steps=$(sqlite3 -batch -noheader "$work/local-sgd.sqlite" \
+  "SELECT json_extract(config, '$.local_steps') FROM runs")
+[ "$steps" = 3 ] || fail "the run record holds --local-steps '$steps', not 3"
 top1() { sqlite3 -batch -noheader "$work/$1.sqlite" "SELECT final_val_top1 FROM run_summary"; }
 dense=$(top1 dense) local=$(top1 local-sgd)
 awk -v d="$dense" -v l="$local" 'BEGIN { exit !(d - l <= 0.02 && l - d <= 0.02) }' ||
