@@ -10,8 +10,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // An idle listener, or an operation awaiting a message, probes after a pause that grows from the
-// first to the longest: quick
-// answers stay quick, and an idle engine does not take a core from training.
+// first to the longest: quick answers stay quick, and an idle engine does not take a core from
+// training.
 constexpr auto kFirstIdle = std::chrono::microseconds(20);
 constexpr auto kLongestIdle = std::chrono::microseconds(1000);
 // How long a failed engine's destructor lets the operation under way end before ending the job.
@@ -80,32 +80,32 @@ Place Engine::place(Memory memory) {
   return stream_->place();
 }
 
-Work Engine::start(std::string name, Operation operation) {
+Work Engine::submit(std::string name,
+                    const std::function<void(std::shared_ptr<WorkState>)>& queue) {
   auto work = std::make_shared<WorkState>(core_, std::move(name));
   {
     const std::lock_guard lock(core_->mutex);
     if (core_->failure) {
       complete(*work, core_->failure);
     } else {
-      queue_.push_back({work, std::move(operation)});
+      queue(work);
     }
   }
   core_->changed.notify_all();
   return Work(work);
 }
 
+Work Engine::start(std::string name, Operation operation) {
+  return submit(std::move(name), [&](std::shared_ptr<WorkState> work) {
+    queue_.push_back({std::move(work), std::move(operation)});
+  });
+}
+
 Work Engine::listen(std::string name, Listener listener) {
-  auto work = std::make_shared<WorkState>(core_, std::move(name));
-  {
-    const std::lock_guard lock(core_->mutex);
-    if (core_->failure) {
-      complete(*work, core_->failure);
-    } else {
-      listeners_.push_back(std::make_shared<Listening>(Listening{work, std::move(listener)}));
-    }
-  }
-  core_->changed.notify_all();
-  return Work(work);
+  return submit(std::move(name), [&](std::shared_ptr<WorkState> work) {
+    listeners_.push_back(
+        std::make_shared<Listening>(Listening{std::move(work), std::move(listener)}));
+  });
 }
 
 Engine::Pause Engine::pause() {

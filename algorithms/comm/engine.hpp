@@ -15,10 +15,11 @@
 
 namespace commsgd::comm {
 
+class Engine;
+
 // What an operation works with on the engine's thread: the engine's communicator, where it
 // enqueues device work (the engine's stream; the host for host buffers), and the exclusive
 // sections it shares with the algorithm's own thread.
-class Engine;
 struct Channel {
   Communicator& comm;
   Place place;
@@ -58,7 +59,7 @@ struct Listener {
 //    operations in the same order meets its peers in them. Listeners are probed only between
 //    operations.
 //  - Deadline: a wait on a Work, or for a Pause, that sees no progress for the timeout
-//    (--comm-timeout) throws instead of hanging, and fails the engine. A device back end has the
+//    (--comm-timeout) throws instead of hanging, and fails the engine. The NCCL back end has the
 //    same timeout on every wait of its own, so a device operation cannot outlast it either.
 //  - Failure: the first operation or listener that throws fails the engine: every later one
 //    completes at once with that error, without running, and the engine's device back end is
@@ -84,10 +85,6 @@ class Engine {
   // (Communicator::abort): the one way out that cannot hang. Buffers the operations used may be
   // freed after it, before the engine's stream goes with the engine.
   void stop();
-
-  int rank() const { return comm_->rank(); }
-  int size() const { return comm_->size(); }
-  double timeout_seconds() const { return core_->timeout_seconds; }
 
   // Where the engine works on buffers in `memory`: on a device, its stream, made by the first
   // call on the calling thread's current device. Order the caller's stream against it with
@@ -131,6 +128,8 @@ class Engine {
     std::uint64_t bytes_sent = 0, bytes_received = 0;
   };
 
+  // A Work for `name`, handed to `queue` (lock held), or completed at once by a failed engine.
+  Work submit(std::string name, const std::function<void(std::shared_ptr<WorkState>)>& queue);
   void loop();
   // Runs the next operation (lock held on entry and exit, released meanwhile).
   void run_next(std::unique_lock<std::mutex>& lock);

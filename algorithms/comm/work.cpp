@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 namespace commsgd::comm {
+
 std::string timeout_text(double seconds) {
   std::string text = std::to_string(seconds);
   text.erase(text.find_last_not_of('0') + 1);

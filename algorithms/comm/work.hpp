@@ -30,8 +30,8 @@ struct WorkState {
   const std::string name;
   bool completed = false;
   std::exception_ptr error;
-  std::uint64_t progress =
-      0;  // messages handled, for a listener; the deadline counts from the last
+  // Messages handled, for a listener: a wait's deadline counts from the last.
+  std::uint64_t progress = 0;
   std::uint64_t bytes_sent = 0, bytes_received = 0;
   double seconds = 0;
 };
