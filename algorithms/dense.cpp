@@ -47,8 +47,10 @@ void Dense::average(comm::Communicator& comm, Buffer<float> g) {
 }
 
 void Dense::open_backward(Buffer<float> grads) {
-  if (!buckets_) buckets_.emplace(grads.size(), bucket_entries_);
-  engine_->place(grads.place().memory);  // the engine's stream, made by the first backward
+  if (!buckets_) {
+    buckets_.emplace(grads.size(), bucket_entries_);
+    engine_->place(grads.place().memory);  // the engine's stream, made by the first backward
+  }
   buckets_->reset();
   grads_ = grads;
   reductions_.clear();

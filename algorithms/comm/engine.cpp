@@ -1,19 +1,33 @@
 #include "algorithms/comm/engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
 
+#include "algorithms/stopwatch.hpp"
+#include "algorithms/traffic_meter.hpp"
+
 namespace commsgd::comm {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// An idle listener, or an operation awaiting a message, probes after a pause that grows from the
-// first to the longest: quick answers stay quick, and an idle engine does not take a core from
+// The pause before an idle listener, or an operation awaiting a message, probes again: it grows
+// from 20 µs to 1 ms, so quick answers stay quick and an idle engine does not take a core from
 // training.
-constexpr auto kFirstIdle = std::chrono::microseconds(20);
-constexpr auto kLongestIdle = std::chrono::microseconds(1000);
+class IdlePause {
+ public:
+  std::chrono::microseconds next() {
+    const auto pause = pause_;
+    pause_ = std::min(pause_ * 2, kLongest);
+    return pause;
+  }
+  void reset() { pause_ = kFirst; }
+
+ private:
+  static constexpr auto kFirst = std::chrono::microseconds(20);
+  static constexpr auto kLongest = std::chrono::microseconds(1000);
+  std::chrono::microseconds pause_ = kFirst;
+};
 // How long a failed engine's destructor lets the operation under way end before ending the job.
 constexpr auto kGraceAfterFailure = std::chrono::seconds(2);
 // The exit code of a job ended that way (trainer/exit_codes.hpp's kExitFailed).
@@ -28,14 +42,13 @@ void complete(WorkState& work, std::exception_ptr error = nullptr) {
 }  // namespace
 
 void Channel::await_message(int peer) {
-  auto idle = kFirstIdle;
+  IdlePause idle;
   while (!comm.probe(peer)) {
     {
       const std::lock_guard lock(engine.core_->mutex);
       if (engine.core_->failure) std::rethrow_exception(engine.core_->failure);
     }
-    std::this_thread::sleep_for(idle);
-    idle = std::min(idle * 2, kLongestIdle);
+    std::this_thread::sleep_for(idle.next());
   }
 }
 
@@ -126,22 +139,21 @@ Engine::Totals Engine::totals() const {
 
 void Engine::loop() {
   std::unique_lock lock(core_->mutex);
-  auto idle = kFirstIdle;
+  IdlePause idle;
   for (;;) {
     core_->changed.wait(lock, [&] { return stopping_ || !queue_.empty() || !listeners_.empty(); });
     if (core_->failure) fail_pending();
     if (!queue_.empty()) {
       run_next(lock);
-      idle = kFirstIdle;
+      idle.reset();
       continue;
     }
     if (stopping_) break;
     if (poll_listeners(lock)) {
-      idle = kFirstIdle;
+      idle.reset();
       continue;
     }
-    core_->changed.wait_for(lock, idle, [&] { return stopping_ || !queue_.empty(); });
-    idle = std::min(idle * 2, kLongestIdle);
+    core_->changed.wait_for(lock, idle.next(), [&] { return stopping_ || !queue_.empty(); });
   }
   // A listener still listening at the end is ended: nothing more will be probed.
   for (const auto& listening : listeners_) complete(*listening->work);
@@ -212,8 +224,8 @@ bool Engine::poll_listeners(std::unique_lock<std::mutex>& lock) {
 Engine::Outcome Engine::execute(Place place, const std::function<bool(Channel&)>& call) {
   Outcome outcome;
   // Only this thread moves the engine's communicator's counters.
-  const CommCounters before = comm_->counters();
-  const auto start = Clock::now();
+  const algorithms::TrafficMeter traffic(*comm_);
+  const algorithms::Stopwatch watch;
   try {
     if (place.memory != Memory::host) stream_->enter();
     Channel channel{*comm_, place, shared_, *this};
@@ -221,9 +233,8 @@ Engine::Outcome Engine::execute(Place place, const std::function<bool(Channel&)>
   } catch (...) {
     outcome.error = std::current_exception();
   }
-  outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  outcome.bytes_sent = comm_->counters().bytes_sent - before.bytes_sent;
-  outcome.bytes_received = comm_->counters().bytes_received - before.bytes_received;
+  outcome.seconds = watch.seconds();
+  traffic.add_to(outcome.bytes_sent, outcome.bytes_received);
   return outcome;
 }
 
