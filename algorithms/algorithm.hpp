@@ -150,8 +150,6 @@ struct AlgorithmConfig {
   // steps without it.
   bool one_in_flight = false;
   int synch_freq = 0;
-  // A wait on the communication engine without progress for this long is an error, not a hang.
-  double comm_timeout_seconds = 300;
 };
 
 }  // namespace commsgd::algorithms

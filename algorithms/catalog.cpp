@@ -32,9 +32,9 @@ std::unique_ptr<Algorithm> make_sgp(const AlgorithmConfig& c, comm::Communicator
 std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicator& comm) {
   return c.one_in_flight
              ? std::make_unique<Osgp>(comm, topology_of(c, comm), Osgp::Overlap::one_in_flight,
-                                      c.synch_freq, c.comm_timeout_seconds)
+                                      c.synch_freq)
              : std::make_unique<Osgp>(comm, topology_of(c, comm), Osgp::Overlap::bounded_staleness,
-                                      c.max_staleness, c.comm_timeout_seconds);
+                                      c.max_staleness);
 }
 
 std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
@@ -47,7 +47,7 @@ std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicat
 std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
   return std::make_unique<Adpsgd>(
       comm, topology_of(c, comm),
-      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric, c.comm_timeout_seconds);
+      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric);
 }
 
 ExtensionTable<AlgorithmRow>& rows() {

@@ -21,7 +21,7 @@ Dense::Dense(comm::Communicator& comm, const AlgorithmConfig& config)
     throw std::invalid_argument("dense: a bucket must hold at least one float (4 bytes)");
   }
   if (bucket_entries_ > 0) {
-    engine_ = std::make_unique<comm::Engine>(comm, config.comm_timeout_seconds);
+    engine_ = std::make_unique<comm::Engine>(comm);
   }
 }
 

@@ -33,7 +33,7 @@ namespace commsgd::algorithms {
 // done.
 class Dense final : public Algorithm {
  public:
-  // Uses config.bucket_bytes, wire, barrier_before_communicate and comm_timeout_seconds.
+  // Uses config.bucket_bytes, wire and barrier_before_communicate.
   Dense(comm::Communicator& comm, const AlgorithmConfig& config);
   ~Dense() override;
 

@@ -51,23 +51,21 @@ std::vector<GpuUuid> gather_gpu_uuids(comm::Communicator& comm, int device) {
   return all;
 }
 
-std::string attach_device_backend(comm::Communicator& comm, int device, bool own_gpu,
-                                  double timeout_seconds) {
+std::string attach_device_backend(comm::Communicator& comm, int device, bool own_gpu) {
 #ifdef COMMSGD_WITH_CUDA_COMM
   // A device back end works on the device current when it is made; LibTorch sets the device
   // only around its own calls.
   kernels::cuda::check(cudaSetDevice(device), "cudaSetDevice");
 #ifdef COMMSGD_WITH_NCCL
   if (own_gpu) {
-    const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
-    comm.attach_device_backend(comm::make_nccl_backend(comm, timeout));
+    comm.attach_device_backend(comm::make_nccl_backend(comm));
     return "nccl";
   }
 #endif
   comm.attach_device_backend(std::make_unique<comm::StagedBackend>(comm));
   return "mpi-staged";
 #else
-  (void)comm, (void)device, (void)own_gpu, (void)timeout_seconds;
+  (void)comm, (void)device, (void)own_gpu;
   throw std::logic_error("this commsgd-train was built without CUDA");
 #endif
 }

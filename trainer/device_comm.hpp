@@ -20,7 +20,6 @@ std::vector<GpuUuid> gather_gpu_uuids(comm::Communicator& comm, int device);
 // built), else the staged back end over comm's MPI (NCCL takes one rank per device). Returns
 // which one, as the run record's backend column names it: "nccl" or "mpi-staged". Throws
 // std::logic_error in a build without CUDA.
-std::string attach_device_backend(comm::Communicator& comm, int device, bool own_gpu,
-                                  double timeout_seconds);
+std::string attach_device_backend(comm::Communicator& comm, int device, bool own_gpu);
 
 }  // namespace commsgd::trainer

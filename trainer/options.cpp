@@ -131,10 +131,10 @@ const CLI::Validator kUnsigned(
     },
     "UNSIGNED");
 
-const CLI::Validator kStallTimeout(
+const CLI::Validator kCommTimeoutCheck(
     [](const std::string& text) {
       try {
-        parse_stall_timeout(text);
+        parse_comm_timeout(text);
         return std::string();
       } catch (const std::invalid_argument& e) {
         return std::string(e.what());
@@ -259,18 +259,20 @@ void declare_options(Declarations& d) {
          "which moves results by about 1e-3 against --device cpu. For comparisons with "
          "CPU runs; no effect on the CPU")
       ->group(run);
-  d.parsed(
-       "--stall-timeout", &Options::stall_timeout, parse_stall_timeout,
-       fmt::format(
-           "Seconds one wait on peers (a collective or a message) may last before the rank "
-           "records the run failed as stalled and ends the job with exit code {}: auto ({:.0f}x "
-           "the slowest step after {} warm-up steps, within {:.0f}..{:.0f} s; {:.0f} s before), "
-           "off, or SECONDS. Local work (data, compute, evaluation, writing) never counts; "
-           "while ranks write a checkpoint a wait may last {:.0f} s",
-           kExitStalled, kStepsOfSlack, kWarmupSteps, kFloorSeconds, kCeilingSeconds,
-           kCeilingSeconds, kCeilingSeconds),
-       Hash::no)
-      ->check(kStallTimeout)
+  d.parsed("--comm-timeout", &Options::comm_timeout, parse_comm_timeout,
+           fmt::format(
+               "Seconds one wait on peers may go without progress before the run fails instead of "
+               "hanging: auto ({:.0f}x the slowest step after {} warm-up steps, within "
+               "{:.0f}..{:.0f} s; {:.0f} s before), off, or SECONDS. It bounds every wait: a "
+               "collective or message of the training step (the rank records the run failed as "
+               "stalled and ends the job with exit code {}), background communication (dense's "
+               "buckets, osgp's and adpsgd's gossip) and NCCL's calls (the run fails, naming the "
+               "operation). Local work (data, compute, evaluation, writing) never counts; while "
+               "ranks write a checkpoint a wait may last {:.0f} s",
+               kStepsOfSlack, kWarmupSteps, kFloorSeconds, kCeilingSeconds, kCeilingSeconds,
+               kExitStalled, kCeilingSeconds),
+           Hash::no)
+      ->check(kCommTimeoutCheck)
       ->default_str("auto")
       ->group(run);
 
@@ -345,12 +347,6 @@ void declare_options(Declarations& d) {
           "osgp, one-in-flight: steps a worker takes without the exchange in flight before "
           "it waits for it (the SGP code's synch_freq; 0: every step waits)")
       ->check(kNonNegative)
-      ->group(gossip);
-  d.value("--comm-timeout", &Options::comm_timeout,
-          "Seconds a wait on background communication (osgp's and adpsgd's gossip, dense's "
-          "buckets) or on an NCCL call may go without progress before the run fails "
-          "instead of hanging")
-      ->check(kPositive)
       ->group(gossip);
 
   const std::string model = "Model";
@@ -715,7 +711,6 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   c.max_staleness = o.max_staleness;
   c.one_in_flight = o.osgp_overlap == OsgpOverlap::one_in_flight;
   c.synch_freq = o.synch_freq;
-  c.comm_timeout_seconds = o.comm_timeout;
   c.grad_stats_every = o.grad_stats_every;
   c.norm_study_every = o.norm_study_every;
   c.barrier_before_communicate = o.barrier_before_communicate;

@@ -11,8 +11,8 @@
 #include "algorithms/algorithm.hpp"
 #include "algorithms/gossip/gossip.hpp"
 #include "trainer/choices.hpp"
+#include "trainer/comm_timeout.hpp"
 #include "trainer/data/dataset.hpp"
-#include "trainer/stall_timeout.hpp"
 
 namespace CLI {
 class App;
@@ -109,8 +109,7 @@ struct Options {
   int max_staleness = 1;
   OsgpOverlap osgp_overlap = OsgpOverlap::bounded_staleness;
   int synch_freq = 0;
-  double comm_timeout = 300;
-  StallTimeout stall_timeout;  // --stall-timeout
+  CommTimeout comm_timeout;
   // Model
   std::string model = "mlp";
   std::string model_file;  // --model torchscript

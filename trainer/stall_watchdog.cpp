@@ -20,10 +20,14 @@ std::chrono::duration<double> seconds(double s) {
 
 }  // namespace
 
-StallWatchdog::StallWatchdog(StallTimeout timeout, comm::Communicator& comm,
+StallWatchdog::StallWatchdog(CommTimeout timeout, comm::Communicator& comm,
                              std::function<void(const std::string&)> record)
     : timeout_(timeout), comm_(comm), record_(std::move(record)) {
-  if (timeout_.mode != StallTimeout::Mode::off) thread_ = std::thread([this] { watch(); });
+  {
+    const std::lock_guard lock(mutex_);
+    publish_limit();
+  }
+  if (timeout_.mode != CommTimeout::Mode::off) thread_ = std::thread([this] { watch(); });
 }
 
 StallWatchdog::~StallWatchdog() {
@@ -38,30 +42,31 @@ StallWatchdog::~StallWatchdog() {
 void StallWatchdog::step_done(double seconds) {
   const std::lock_guard lock(mutex_);
   if (++steps_done_ > kWarmupSteps) slowest_step_ = std::max(slowest_step_, seconds);
+  publish_limit();
 }
 
 StallWatchdog::PeersWriting::PeersWriting(StallWatchdog& watchdog) : watchdog_(watchdog) {
   const std::lock_guard lock(watchdog_.mutex_);
   ++watchdog_.peers_writing_;
+  watchdog_.publish_limit();
 }
 
 StallWatchdog::PeersWriting::~PeersWriting() {
   const std::lock_guard lock(watchdog_.mutex_);
   --watchdog_.peers_writing_;
+  watchdog_.publish_limit();
 }
 
-double StallWatchdog::limit_seconds() const {
-  const double limit = timeout_.mode == StallTimeout::Mode::fixed
-                           ? timeout_.seconds
-                           : automatic_stall_timeout(steps_done_, slowest_step_);
-  return peers_writing_ > 0 ? std::max(limit, kCeilingSeconds) : limit;
+void StallWatchdog::publish_limit() const {
+  comm::set_wait_limit_seconds(
+      wait_limit_for(timeout_, steps_done_, slowest_step_, peers_writing_ > 0));
 }
 
 void StallWatchdog::watch() {
   std::unique_lock lock(mutex_);
   while (!stop_requested_.wait_for(lock, kLookEvery, [this] { return stopping_; })) {
     const std::optional<comm::LongestWait> wait = comm::longest_wait();
-    const double limit = limit_seconds();
+    const double limit = comm::wait_limit_seconds();
     if (wait && wait->seconds >= limit) {
       lock.unlock();
       end_job(*wait, limit);
@@ -71,10 +76,10 @@ void StallWatchdog::watch() {
 
 void StallWatchdog::end_job(const comm::LongestWait& wait, double limit) {
   const std::string reason = fmt::format(
-      "stalled: waited {:.0f} s in {} for {} ({} stall timeout {:.0f} s); a host, link or peer "
+      "stalled: waited {:.0f} s in {} for {} (--comm-timeout {}{:.0f} s); a host, link or peer "
       "rank stopped answering, and the job is ended with exit code {}",
       wait.seconds, wait.operation, wait.peers,
-      timeout_.mode == StallTimeout::Mode::fixed ? "the" : "automatic", limit, kExitStalled);
+      timeout_.mode == CommTimeout::Mode::fixed ? "" : "auto: ", limit, kExitStalled);
   fmt::print(stderr, "commsgd-train: error: rank {}: {}\n", comm_.rank(), reason);
   std::fflush(stderr);
   record_(reason);

@@ -7,17 +7,20 @@
 #include <thread>
 
 #include "algorithms/comm/communicator.hpp"
-#include "algorithms/comm/pending_waits.hpp"
-#include "trainer/stall_timeout.hpp"
+#include "algorithms/comm/work.hpp"
+#include "trainer/comm_timeout.hpp"
 
 namespace commsgd::trainer {
 
-// The stall watchdog of one rank: a thread that looks once a second at the longest wait on peers
-// under way in this process (comm/pending_waits.hpp, registered by every blocking communicator
-// call on any thread). Local work never counts, so loading data, a long forward pass, evaluating
-// or writing a checkpoint cannot look like a stall; a peer that is gone, unreachable or hung
-// leaves every rank that needs it in a wait that does not end. When one wait has lasted the
-// timeout, the watchdog, once:
+// The stall watchdog of one rank. It keeps the process's wait limit (comm/work.hpp) at what
+// --comm-timeout says now: fixed, off (no limit), or automatic, following the step time; every
+// wait reads that one limit, the engine's and the NCCL back end's included. And a thread of its
+// own looks once a second at the longest blocking wait on peers under way in this process
+// (comm::PendingWait, registered by every blocking communicator call on any thread), which
+// cannot end itself. Local work never counts, so loading data, a long forward pass, evaluating or
+// writing a checkpoint cannot look like a stall; a peer that is gone, unreachable or hung leaves
+// every rank that needs it in a wait that does not end. When one wait has lasted the limit, the
+// watchdog, once:
 //  1. records the run `failed`, naming the operation and the peers (`record`), and prints it as
 //     one line;
 //  2. gives the launcher kLauncherGraceSeconds to end the job itself: when a host is unreachable,
@@ -32,13 +35,13 @@ class StallWatchdog {
   static constexpr double kAbortSeconds = 10;
 
   // `record(reason)` runs on the watchdog's thread; it must not throw.
-  StallWatchdog(StallTimeout timeout, comm::Communicator& comm,
+  StallWatchdog(CommTimeout timeout, comm::Communicator& comm,
                 std::function<void(const std::string&)> record);
   ~StallWatchdog();
   StallWatchdog(const StallWatchdog&) = delete;
   StallWatchdog& operator=(const StallWatchdog&) = delete;
 
-  // One training step done, in `seconds`: the automatic timeout follows the step time.
+  // One training step done, in `seconds`: the automatic limit follows the step time.
   void step_done(double seconds);
 
   // While one lives, a wait may last the ceiling whatever the timeout: every rank writes its
@@ -57,10 +60,11 @@ class StallWatchdog {
 
  private:
   void watch();
-  double limit_seconds() const;  // guarded by mutex_
+  // Sets the wait limit from the timeout and what was seen so far (lock held).
+  void publish_limit() const;
   void end_job(const comm::LongestWait& wait, double limit);
 
-  const StallTimeout timeout_;
+  const CommTimeout timeout_;
   comm::Communicator& comm_;
   const std::function<void(const std::string&)> record_;
   std::mutex mutex_;

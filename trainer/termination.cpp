@@ -12,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include "algorithms/comm/pending_waits.hpp"
+#include "algorithms/comm/work.hpp"
 #include "analysis/record/peer_failures.hpp"
 #include "analysis/record/run_database.hpp"
 #include "analysis/record/writer_claim.hpp"

@@ -506,7 +506,7 @@ TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Pla
   if (rank0) termination::record_run(database_path(o, s.run.id), s.run.id);
   if (!o.checkpoint_dir.empty()) termination::enable_stop_requests();
   // From here on, a wait on peers that does not end fails the run instead of hanging it.
-  StallWatchdog watchdog(o.stall_timeout, comm, [&](const std::string& reason) {
+  StallWatchdog watchdog(o.comm_timeout, comm, [&](const std::string& reason) {
     if (rank0) {
       termination::record_failure(fmt::format("rank 0: {}", reason));
     } else {

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "algorithms/comm/pending_waits.hpp"
+#include "algorithms/comm/work.hpp"
 
 namespace commsgd::comm {
 

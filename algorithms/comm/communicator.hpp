@@ -90,7 +90,7 @@ class Communicator;
 
 // The back end for buffers in CUDA memory (NCCL: nccl_backend.hpp). Each call is enqueued on the
 // stream passed with it (a cudaStream_t) and the host does not wait for it; synchronize() waits,
-// with the back end's timeout, so that a peer that never comes ends in an error, not a hang.
+// within the wait limit (work.hpp), so that a peer that never comes ends in an error, not a hang.
 // Sizes are known on both sides: a device receiver cannot be handed a message of unknown size.
 class DeviceBackend {
  public:
@@ -117,13 +117,13 @@ class DeviceBackend {
 // type: buffers in host memory go to the host back end (MPI, or the throttled emulation over
 // it: the do_* hooks of the subclass), buffers in CUDA memory to the attached DeviceBackend
 // (NCCL), chosen by the place each call is given. The public calls are the one dispatch point:
-// they count traffic and register their wait on peers (pending_waits.hpp) whichever back end
+// they count traffic and register their wait on peers (a PendingWait, work.hpp) whichever back end
 // moves the bytes, so both are counted and watched the same way.
 class Communicator {
  public:
   // Destroyed while an exception unwinds the stack (a failure on this rank), the device back end
   // is aborted rather than finalized: finalizing waits for peers that may have stopped, for up
-  // to the back end's whole timeout, once per communicator (each communication thread has one).
+  // to the whole wait limit, once per communicator (each communication thread has one).
   virtual ~Communicator();
   Communicator() = default;
   Communicator(const Communicator&) = delete;

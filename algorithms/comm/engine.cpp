@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -52,11 +53,8 @@ void Channel::await_message(int peer) {
   }
 }
 
-Engine::Engine(Communicator& comm, double timeout_seconds)
-    : comm_(comm.duplicate()), core_(std::make_shared<EngineCore>(timeout_seconds)) {
-  if (!(timeout_seconds > 0)) {
-    throw std::invalid_argument("the communication timeout must be > 0 s");
-  }
+Engine::Engine(Communicator& comm)
+    : comm_(comm.duplicate()), core_(std::make_shared<EngineCore>()) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -123,10 +121,15 @@ Work Engine::listen(std::string name, Listener listener) {
 
 Engine::Pause Engine::pause() {
   Pause pause(shared_, std::defer_lock);
-  if (pause.try_lock_for(std::chrono::duration<double>(core_->timeout_seconds))) return pause;
+  const double patience = self_ending_wait_seconds();
+  if (std::isinf(patience)) {
+    pause.lock();
+    return pause;
+  }
+  if (pause.try_lock_for(std::chrono::duration<double>(patience))) return pause;
   const std::lock_guard lock(core_->mutex);
   const auto deadline = std::make_exception_ptr(std::runtime_error(
-      running_ + ": held the state it shares for over " + timeout_text(core_->timeout_seconds)));
+      running_ + ": held the state it shares for over " + wait_limit_text(wait_limit_seconds())));
   if (!core_->failure) core_->failure = deadline;
   core_->changed.notify_all();
   std::rethrow_exception(deadline);

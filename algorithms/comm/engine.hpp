@@ -58,22 +58,24 @@ struct Listener {
 //    collective of this engine is in flight on its communicator; every rank that starts the same
 //    operations in the same order meets its peers in them. Listeners are probed only between
 //    operations.
-//  - Deadline: a wait on a Work, or for a Pause, that sees no progress for the timeout
-//    (--comm-timeout) throws instead of hanging, and fails the engine. The NCCL back end has the
-//    same timeout on every wait of its own, so a device operation cannot outlast it either.
+//  - Deadline: a wait on a Work, or for a Pause, that sees no progress for the wait limit
+//    (work.hpp, --comm-timeout; with the grace it gives the stall watchdog) throws instead of
+//    hanging, and fails the engine. The NCCL back
+//    end polls every wait of its own against the same limit, and the stall watchdog holds the
+//    engine thread's blocking calls to it, so no device or host operation outlasts it either.
 //  - Failure: the first operation or listener that throws fails the engine: every later one
 //    completes at once with that error, without running, and the engine's device back end is
 //    aborted when it stops (never finalized, which would wait for peers that may have stopped).
 //  - Counting: the bytes and seconds of every operation and every message a listener handles
 //    are counted here, once, for the algorithm's statistics.
-// The thread's blocking calls register with pending_waits.hpp like any other, so the stall
-// watchdog sees them; a listener's idle probing is not a wait on peers.
+// The thread's blocking calls register as a PendingWait like any other, so the stall watchdog
+// sees them; a listener's idle probing is not a wait on peers.
 class Engine {
  public:
   using Operation = std::function<void(Channel&)>;
 
   // Collective over `comm` (it duplicates it: with a device back end, that one too).
-  Engine(Communicator& comm, double timeout_seconds);
+  explicit Engine(Communicator& comm);
   // Stops, if stop() was not called.
   ~Engine();
   Engine(const Engine&) = delete;

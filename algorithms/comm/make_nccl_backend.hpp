@@ -4,15 +4,13 @@
 // that include the NCCL found (nccl_backend.cpp, the device tests) see its declarations.
 #pragma once
 
-#include <chrono>
 #include <memory>
 
 #include "algorithms/comm/communicator.hpp"
 
 namespace commsgd::comm {
 
-// Collective over `host`: NcclBackend(host, timeout).
-std::unique_ptr<DeviceBackend> make_nccl_backend(Communicator& host,
-                                                 std::chrono::milliseconds timeout);
+// Collective over `host`: NcclBackend(host).
+std::unique_ptr<DeviceBackend> make_nccl_backend(Communicator& host);
 
 }  // namespace commsgd::comm

@@ -1,6 +1,7 @@
 #include "algorithms/comm/nccl_backend.hpp"
 
 #include "algorithms/comm/make_nccl_backend.hpp"
+#include "algorithms/comm/work.hpp"
 #include "kernels/cuda/device_array.hpp"
 
 #include <cstdlib>
@@ -51,16 +52,11 @@ cudaStream_t as_stream(void* stream) {
 
 }  // namespace
 
-std::unique_ptr<DeviceBackend> make_nccl_backend(Communicator& host,
-                                                 std::chrono::milliseconds timeout) {
-  return std::make_unique<NcclBackend>(host, timeout);
+std::unique_ptr<DeviceBackend> make_nccl_backend(Communicator& host) {
+  return std::make_unique<NcclBackend>(host);
 }
 
-NcclBackend::NcclBackend(Communicator& host, std::chrono::milliseconds timeout)
-    : host_(host), timeout_(timeout) {
-  if (timeout <= std::chrono::milliseconds::zero()) {
-    throw std::invalid_argument("NCCL communicator timeout must be > 0");
-  }
+NcclBackend::NcclBackend(Communicator& host) : host_(host) {
   // Rank 0's id travels with how getting it went: a failure there must end every rank's wait in
   // the broadcast, not only rank 0's.
   struct {
@@ -83,7 +79,7 @@ NcclBackend::NcclBackend(Communicator& host, std::chrono::milliseconds timeout)
 NcclBackend::~NcclBackend() {
   if (comm_ == nullptr) return;  // aborted: after an error, or by its Communicator's unwinding
   // The ordinary end: finalizing flushes what is still queued and waits for the peers, so it
-  // gets the timeout too. A destructor cannot throw; one that fails has been aborted by settle.
+  // gets the wait limit too. A destructor cannot throw; one that fails has been aborted by settle.
   try {
     settle(ncclCommFinalize(comm_), "ncclCommFinalize");
   } catch (const std::exception&) {
@@ -97,7 +93,7 @@ void NcclBackend::abort() noexcept {
 }
 
 std::unique_ptr<DeviceBackend> NcclBackend::duplicate(Communicator& host) {
-  return std::make_unique<NcclBackend>(host, timeout_);
+  return std::make_unique<NcclBackend>(host);
 }
 
 void NcclBackend::fail(const char* call, const std::string& why) {
@@ -112,10 +108,11 @@ void NcclBackend::fail(const char* call, const std::string& why) {
 
 template <class Done>
 void NcclBackend::wait_until(const char* call, Done&& done) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const auto began = std::chrono::steady_clock::now();
   while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      fail(call, "not done after " + std::to_string(timeout_.count()) + " ms");
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - began;
+    if (waited.count() >= self_ending_wait_seconds()) {
+      fail(call, "not done after " + wait_limit_text(wait_limit_seconds()));
     }
     std::this_thread::sleep_for(kPollInterval);
   }

@@ -19,15 +19,16 @@ namespace commsgd::comm {
 // shared_counter, messages of unknown size); it must outlive this back end.
 //
 // The NCCL communicator is non-blocking (ncclConfig_t::blocking = 0): whatever NCCL does on the
-// host (creation, connecting to a peer on first use, finalizing) is polled and, once `timeout`
-// has passed, the communicator is aborted and the call throws std::runtime_error, instead of
-// hanging on a peer that never comes. After any NCCL or CUDA error the communicator is aborted;
-// every error is a std::runtime_error naming the call. A collective that waits on the GPU is
-// seen only by what waits for the stream: synchronize() applies the same timeout.
+// host (creation, connecting to a peer on first use, finalizing) is polled and, once the wait
+// limit (work.hpp, --comm-timeout) has passed, the communicator is aborted and the call throws
+// std::runtime_error, instead of hanging on a peer that never comes. After any NCCL or CUDA error
+// the communicator is aborted; every error is a std::runtime_error naming the call. A collective
+// that waits on the GPU is seen only by what waits for the stream: synchronize() applies the same
+// limit.
 class NcclBackend final : public DeviceBackend {
  public:
-  // Collective over `host`. Throws std::invalid_argument unless timeout > 0.
-  NcclBackend(Communicator& host, std::chrono::milliseconds timeout);
+  // Collective over `host`.
+  explicit NcclBackend(Communicator& host);
   ~NcclBackend() override;
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
@@ -41,7 +42,7 @@ class NcclBackend final : public DeviceBackend {
   void send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
                     void* stream) override;
   // Polls the stream rather than calling cudaStreamSynchronize, so that a collective stuck on
-  // the GPU (a peer that never launched its side) is aborted once the timeout passes, and an
+  // the GPU (a peer that never launched its side) is aborted once the wait limit passes, and an
   // NCCL network error ends the wait at once.
   void synchronize(void* stream) override;
   // A fresh unique id over `host` (a duplicate made for a communication thread), rather than
@@ -59,14 +60,13 @@ class NcclBackend final : public DeviceBackend {
   void settle(ncclResult_t result, const char* call);
   // Ends a group whose first failed enqueue (or ncclSuccess) is `enqueued`.
   void end_group(ncclResult_t enqueued, const char* call);
-  // Polls `done` until it returns true or the timeout passes.
+  // Polls `done` until it returns true or the wait limit passes.
   template <class Done>
   void wait_until(const char* call, Done&& done);
   // Aborts the NCCL communicator and throws std::runtime_error naming `call`.
   [[noreturn]] void fail(const char* call, const std::string& why);
 
   Communicator& host_;
-  std::chrono::milliseconds timeout_;
   ncclComm_t comm_ = nullptr;
 };
 

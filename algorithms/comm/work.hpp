@@ -1,26 +1,46 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
+
+#include "algorithms/comm/communicator.hpp"
 
 namespace commsgd::comm {
 
-// What an Engine and the Works it handed out share: one lock, one signal, the deadline and the
-// engine's failure. Held by both, so a Work may outlive its engine.
+// The one deadline of communication (--comm-timeout): how long a wait on peers may go without
+// progress before it fails. One value for the process, read at every wait: a Work's, an
+// Engine::pause, the NCCL back end's polling, and the stall watchdog's look at the blocking calls
+// (PendingWait below), which is also what sets it when the timeout follows the step time.
+// Infinity: waits never end on their own. Until set: kDefaultWaitLimitSeconds.
+inline constexpr double kDefaultWaitLimitSeconds = 600;
+double wait_limit_seconds();
+// Throws std::invalid_argument unless seconds > 0 (infinity included).
+void set_wait_limit_seconds(double seconds);
+// "N s (--comm-timeout)", N as short as it is exact: how the deadline names itself.
+std::string wait_limit_text(double seconds);
+// A wait that can end itself (a Work's, an Engine::pause, the NCCL back end's polling) gives up
+// this long after the limit. A stalled blocking call is the stall watchdog's to report first: it
+// names the peers, and must end the job anyway (a thread blocked in MPI cannot be freed). A wait
+// that ends itself is the backstop for what no blocking call shows (a listener probing, work
+// queued behind a failed operation) and for programs that run no watchdog.
+inline constexpr double kSelfEndingGraceSeconds = 5;
+// When such a wait gives up, in seconds without progress: infinity when the limit is.
+double self_ending_wait_seconds();
+
+// What an Engine and the Works it handed out share: one lock, one signal and the engine's
+// failure. Held by both, so a Work may outlive its engine.
 struct EngineCore {
-  explicit EngineCore(double timeout) : timeout_seconds(timeout) {}
   std::mutex mutex;
   std::condition_variable changed;
-  const double timeout_seconds;
   std::exception_ptr failure;  // the first error; sticky
 };
-
-// "N s (--comm-timeout)", N as short as it is exact: how a deadline names itself.
-std::string timeout_text(double seconds);
 
 // One operation's state (guarded by the core's mutex).
 struct WorkState {
@@ -47,8 +67,8 @@ class Work {
   // Never blocks.
   bool completed() const;
   // Blocks until the operation completed and throws its error, if it had one. Throws
-  // std::runtime_error, failing the engine, once it has seen no progress for the engine's timeout
-  // (a listener progresses with every message it handles).
+  // std::runtime_error, failing the engine, once it has seen no progress for
+  // self_ending_wait_seconds() (a listener progresses with every message it handles).
   void wait() const;
   // Once completed: its error (null if none), the bytes it sent and received and its seconds on
   // the engine's thread.
@@ -60,5 +80,48 @@ class Work {
  private:
   std::shared_ptr<WorkState> state_;
 };
+
+// A wait on peers under way in this process, right now. Every blocking call of Communicator
+// registers one for its duration, on whichever thread makes it, so that the stall watchdog
+// (trainer/stall_watchdog.hpp) can tell a rank blocked on its peers from one doing local work
+// (loading data, computing, writing a checkpoint), and can name the operation and the peers: a
+// blocked call cannot be interrupted, so the watchdog, not the call, enforces the wait limit on
+// it. Registering costs a lock and no allocation.
+class PendingWait {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // A collective: every one of `ranks` ranks takes part.
+  PendingWait(const char* operation, int ranks);
+  // Point to point with one peer (or Communicator::kAnyPeer).
+  PendingWait(const char* operation, int ranks, int peer);
+  // A round of messages (send_receive): the peers are those of `sends` and `receives`.
+  PendingWait(const char* operation, int ranks, std::span<const Outgoing> sends,
+              std::span<const Incoming> receives);
+  ~PendingWait();
+  PendingWait(const PendingWait&) = delete;
+  PendingWait& operator=(const PendingWait&) = delete;
+
+ private:
+  friend struct PendingWaits;
+  std::string peers() const;
+
+  const char* operation_;
+  int ranks_;
+  std::optional<int> peer_;
+  std::span<const Outgoing> sends_;
+  std::span<const Incoming> receives_;
+  Clock::time_point since_;
+  PendingWait* previous_ = nullptr;  // the list of waits, oldest first
+  PendingWait* next_ = nullptr;
+};
+
+// The wait that began first, as a stall report shows it.
+struct LongestWait {
+  std::string operation;  // "allreduce", "receive", ...
+  std::string peers;      // "all 4 ranks", "rank 3", "ranks 1, 3"
+  double seconds = 0;
+};
+std::optional<LongestWait> longest_wait();
 
 }  // namespace commsgd::comm

@@ -8,11 +8,10 @@
 
 namespace commsgd::algorithms {
 
-Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing,
-               double timeout_seconds)
+Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing)
     : Gossip(comm, std::move(topology)),
       mixing_(mixing),
-      engine_(std::make_unique<comm::Engine>(comm, timeout_seconds)),
+      engine_(std::make_unique<comm::Engine>(comm)),
       budget_(comm.shared_counter()) {
   if (mixing_ == GossipMixing::symmetric && !topology_->symmetric()) {
     throw std::invalid_argument(

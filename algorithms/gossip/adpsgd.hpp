@@ -47,8 +47,7 @@ namespace commsgd::algorithms {
 // Nothing crosses the bus.
 class Adpsgd final : public Gossip {
  public:
-  Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing,
-         double timeout_seconds);
+  Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing);
   ~Adpsgd() override;
 
   void begin_training(Buffer<const float> params) override;

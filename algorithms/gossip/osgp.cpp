@@ -7,12 +7,11 @@
 
 namespace commsgd::algorithms {
 
-Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit,
-           double timeout_seconds)
+Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit)
     : Gossip(comm, std::move(topology)),
       overlap_(overlap),
       limit_(limit),
-      engine_(std::make_unique<comm::Engine>(comm, timeout_seconds)) {
+      engine_(std::make_unique<comm::Engine>(comm)) {
   if (limit_ < 0) throw std::invalid_argument("--max-staleness and --synch-freq must be >= 0");
 }
 

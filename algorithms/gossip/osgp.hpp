@@ -43,8 +43,7 @@ class Osgp final : public Gossip {
  public:
   enum class Overlap { bounded_staleness, one_in_flight };
   // limit: τ for bounded staleness, s for one in flight.
-  Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit,
-       double timeout_seconds);
+  Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit);
   ~Osgp() override;
 
   bool works_in(kernels::Memory) const override { return true; }
@@ -81,8 +80,8 @@ class Osgp final : public Gossip {
 
   // Runs one exchange on the engine's thread.
   void run(comm::Channel& channel, Exchange& exchange);
-  // Waits until at most `outstanding` exchanges have not completed; throws on a failure or after
-  // the timeout.
+  // Waits until at most `outstanding` exchanges have not completed; throws on a failure or once
+  // the wait limit passes without progress.
   void wait_until_outstanding(std::size_t outstanding);
   // Adds what arrived to (x, w): every completed exchange, oldest first, until one that has not.
   void absorb_arrivals(Buffer<float> x);

@@ -16,7 +16,7 @@
 # minutes. Here a host is declared lost after 20 to 25 s without an answer (keepalive after 5 s
 # idle, then 4 probes 5 s apart; OMPI_MCA_oob_tcp_keepalive_* in the environment override it):
 # sooner than the trainer's stall watchdog gives the launcher (commsgd-train --help,
-# --stall-timeout), and long enough that a link that drops for a few seconds comes back first.
+# --comm-timeout), and long enough that a link that drops for a few seconds comes back first.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 

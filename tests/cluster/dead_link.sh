@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# A dead link fails the run within the stall timeout instead of hanging it until the time limit.
+# A dead link fails the run within --comm-timeout instead of hanging it until the time limit.
 # 4 emulated hosts on 1 Gbit/s links, an MLP on the digits set:
 #  1. For dense, gtopk and sgp, host 4's link goes down mid-run (a dead NIC, cable or switch port):
 #     every process of the job (the ranks, Open MPI's daemons, mpirun, the launcher) is gone
-#     within the stall timeout + 30 s, the run row is `failed` naming the stall, and the emulated
+#     within --comm-timeout + 30 s, the run row is `failed` naming the stall, and the emulated
 #     hosts are torn down.
-#  2. The link drops for 3 s and comes back, well inside the stall timeout: the run completes.
+#  2. The link drops for 3 s and comes back, well inside --comm-timeout: the run completes.
 #   dead_link.sh COMMSGD_TRAIN DIGITS_CSV      (needs root; exit 77: skipped)
 set -euo pipefail
 train=${1:?usage: dead_link.sh COMMSGD_TRAIN DIGITS_CSV}
@@ -36,7 +36,7 @@ start_run() {  # NAME ALGO EPOCHS
   local db=$work/$1.sqlite
   "$launch" -n 4 --network emulated:1gbit -- "$train" --model mlp --mlp-hidden 64 \
     --dataset csv --data-path "$digits" --epochs "$3" --batch-size 8 --lr 0.05 --algo "$2" \
-    --density 0.01 --log-every 5 --threads 1 --stall-timeout "$stall_timeout" --db "$db" \
+    --density 0.01 --log-every 5 --threads 1 --comm-timeout "$stall_timeout" --db "$db" \
     --quiet >"$work/$1.log" 2>&1 &
   job=$!
   local training="SELECT count(*) FROM runs WHERE status = 'running'"

@@ -27,8 +27,6 @@
 namespace commsgd::comm {
 namespace {
 
-constexpr std::chrono::milliseconds kTimeout{60'000};
-
 using kernels::cuda::check;
 
 // Device memory holding n values of T, zeroed or copied from the host with cudaMemcpy.
@@ -85,7 +83,7 @@ class DeviceBackends : public ::testing::TestWithParam<std::string> {
     check(cudaStreamCreate(&stream_), "cudaStreamCreate");
     comm_ = std::make_unique<MpiCommunicator>();
     if (nccl) {
-      comm_->attach_device_backend(std::make_unique<NcclBackend>(*comm_, kTimeout));
+      comm_->attach_device_backend(std::make_unique<NcclBackend>(*comm_));
     } else {
       comm_->attach_device_backend(std::make_unique<StagedBackend>(*comm_));
     }
@@ -333,7 +331,7 @@ TEST_P(DeviceBackends, AnEngineRunsDeviceCollectivesInOrderOnItsStream) {
   std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers;
   std::vector<int> order;
   {
-    Engine engine(*comm_, 60);
+    Engine engine(*comm_);
     const Place place = engine.place(kernels::Memory::cuda);
     EXPECT_NE(place.stream, on_device_.stream);
     std::vector<Work> works;
@@ -371,7 +369,7 @@ TEST_P(DeviceBackends, AFailedEngineStopsAtOnceAndLeavesTheCallersBackEnd) {
   bool later_ran = false;
   const auto start = std::chrono::steady_clock::now();
   {
-    Engine engine(*comm_, 60);
+    Engine engine(*comm_);
     engine.place(kernels::Memory::cuda);
     const Work failing =
         engine.start("failing", [](Channel&) { throw std::runtime_error("a peer failed"); });
@@ -392,13 +390,6 @@ TEST_P(DeviceBackends, AFailedEngineStopsAtOnceAndLeavesTheCallersBackEnd) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BackEnds, DeviceBackends, ::testing::Values("nccl", "staged"));
-
-// Checked before anything touches a device, so this runs without one.
-TEST(NcclTimeout, MustBePositive) {
-  MpiCommunicator mpi;
-  EXPECT_THROW(NcclBackend(mpi, std::chrono::milliseconds(0)), std::invalid_argument);
-  EXPECT_THROW(NcclBackend(mpi, std::chrono::milliseconds(-1)), std::invalid_argument);
-}
 
 // Without a device back end, a device buffer is refused before anything is sent.
 TEST(DeviceBackend, ADeviceBufferNeedsOne) {

@@ -111,7 +111,7 @@ TEST_F(TrainerRuns, TimeLimitSignalRecordsTheRunPreempted) {
 // with its own exit code, after the grace it gives a launcher, and the row names the stall.
 TEST_F(TrainerRuns, AStoppedRankIsAStallThatEndsTheJobWithItsExitCode) {
   const std::string db = (dir_ / "stalled.sqlite").string();
-  const std::unique_ptr<Process> job = start_long_run("dense", db, {"--stall-timeout", "3"});
+  const std::unique_ptr<Process> job = start_long_run("dense", db, {"--comm-timeout", "3"});
   ASSERT_TRUE(has_rows(db, "steps"));
   const pid_t victim = rank_process(job->children(), 2);
   ASSERT_GT(victim, 0);

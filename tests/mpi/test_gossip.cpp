@@ -97,7 +97,7 @@ TEST(GossipMpi, OsgpAveragesToTheMeanAndConservesWeightOnceFlushed) {
   std::vector<float> params = random_model(comm.rank());
   for (const int staleness : {0, 1, 3}) {
     Osgp osgp(comm, make_topology("exponential", comm.size(), 1), Osgp::Overlap::bounded_staleness,
-              staleness, 60);
+              staleness);
     std::vector<float> model = params;
     // Staleness slows mixing: more rounds until the ranks agree to float precision.
     consensus_after(osgp, model, 400, mean, comm);
@@ -115,7 +115,7 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
   const std::vector<double> mean = true_mean(comm);
   for (const int synch_freq : {0, 2, 5}) {
     Osgp osgp(comm, make_topology("exponential-two-sided", comm.size(), 1),
-              Osgp::Overlap::one_in_flight, synch_freq, 60);
+              Osgp::Overlap::one_in_flight, synch_freq);
     std::vector<float> model = random_model(comm.rank());
     consensus_after(osgp, model, 600, mean, comm);
     EXPECT_EQ(osgp.most_in_flight(), 1u) << "synch_freq " << synch_freq;
@@ -125,7 +125,7 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
   }
   // Bounded staleness τ starts one every step: up to τ + 1 of them may be unfinished.
   Osgp bounded(comm, make_topology("exponential", comm.size(), 1), Osgp::Overlap::bounded_staleness,
-               3, 60);
+               3);
   std::vector<float> model = random_model(comm.rank());
   for (int t = 0; t < 50; ++t) mixing_step(bounded, model);
   EXPECT_GE(bounded.most_in_flight(), 1u);
@@ -196,7 +196,7 @@ TEST(GossipMpi, AdpsgdRunsRepeatedlyWithoutHangingAndConservesTheMean) {
   for (int run = 0; run < 50; ++run) {
     std::vector<float> params = random_model(comm.rank());
     Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1),
-                  GossipMixing::symmetric, 60);
+                  GossipMixing::symmetric);
     adpsgd.begin_training(params);
     for (int t = 0; t < 20; ++t) mixing_step(adpsgd, params);
     adpsgd.end_training();
@@ -231,7 +231,7 @@ TEST(GossipMpi, DirectedAdpsgdRunsEveryPlannedRoundOfDirectedMixing) {
     }
     std::vector<float> params = random_model(comm.rank());
     Adpsgd adpsgd(comm, make_topology("bipartite-exponential-two-sided", ranks, 1),
-                  GossipMixing::directed, 60);
+                  GossipMixing::directed);
     adpsgd.begin_training(params);
     for (long done = 0; adpsgd.next_iteration(done, iterations); ++done)
       mixing_step(adpsgd, params);
@@ -250,7 +250,7 @@ TEST(GossipMpi, DirectedAdpsgdRunsEveryPlannedRoundOfDirectedMixing) {
     }
   }
   if (ranks >= 4) {  // at P = 2 the ring is one peer, across the bipartition
-    EXPECT_THROW(Adpsgd(comm, make_topology("ring", ranks, 1), GossipMixing::directed, 60),
+    EXPECT_THROW(Adpsgd(comm, make_topology("ring", ranks, 1), GossipMixing::directed),
                  std::invalid_argument);
   }
 }
@@ -262,7 +262,7 @@ TEST(GossipMpi, AdpsgdSharesEachEpochsIterationBudget) {
   if (comm.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
   std::vector<float> params = random_model(comm.rank());
   Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1),
-                GossipMixing::symmetric, 60);
+                GossipMixing::symmetric);
   adpsgd.begin_training(params);
   for (const long iterations : {50L, 7L, 1L, 30L}) {
     std::int64_t done = 0;

@@ -1,16 +1,17 @@
 // The stall watchdog's parts that need no job: the registry of waits on peers it reads, and the
-// --stall-timeout values and automatic rule. Ending a real job is tested under mpirun
+// --comm-timeout values and automatic rule. Ending a real job is tested under mpirun
 // (tests/mpi/test_faults.cpp) and across emulated hosts whose link fails
 // (tests/cluster/dead_link.sh).
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 
-#include "algorithms/comm/pending_waits.hpp"
-#include "trainer/stall_timeout.hpp"
+#include "algorithms/comm/work.hpp"
+#include "trainer/comm_timeout.hpp"
 
 namespace commsgd {
 namespace {
@@ -57,26 +58,51 @@ TEST(PendingWaits, AnyPeerIsSaidSo) {
   EXPECT_EQ(comm::longest_wait()->peers, "any of 6 ranks");
 }
 
-TEST(StallTimeout, ParsesAutoOffAndSeconds) {
-  EXPECT_EQ(trainer::parse_stall_timeout("auto").mode, trainer::StallTimeout::Mode::automatic);
-  EXPECT_EQ(trainer::parse_stall_timeout("off").mode, trainer::StallTimeout::Mode::off);
-  const trainer::StallTimeout fixed = trainer::parse_stall_timeout("12.5");
-  EXPECT_EQ(fixed.mode, trainer::StallTimeout::Mode::fixed);
+TEST(CommTimeout, ParsesAutoOffAndSeconds) {
+  EXPECT_EQ(trainer::parse_comm_timeout("auto").mode, trainer::CommTimeout::Mode::automatic);
+  EXPECT_EQ(trainer::parse_comm_timeout("off").mode, trainer::CommTimeout::Mode::off);
+  const trainer::CommTimeout fixed = trainer::parse_comm_timeout("12.5");
+  EXPECT_EQ(fixed.mode, trainer::CommTimeout::Mode::fixed);
   EXPECT_EQ(fixed.seconds, 12.5);
   EXPECT_EQ(trainer::to_string(fixed), "12.5");
-  EXPECT_EQ(trainer::to_string(trainer::parse_stall_timeout("auto")), "auto");
+  EXPECT_EQ(trainer::to_string(trainer::parse_comm_timeout("auto")), "auto");
   for (const char* bad : {"0", "-3", "inf", "nan", "12s", "", "never"}) {
-    EXPECT_THROW(trainer::parse_stall_timeout(bad), std::invalid_argument) << bad;
+    EXPECT_THROW(trainer::parse_comm_timeout(bad), std::invalid_argument) << bad;
   }
 }
 
-TEST(StallTimeout, AutomaticIsTheCeilingInWarmUpThenFollowsTheSlowestStep) {
-  using trainer::automatic_stall_timeout, trainer::kCeilingSeconds, trainer::kFloorSeconds;
-  EXPECT_EQ(automatic_stall_timeout(0, 0), kCeilingSeconds);
-  EXPECT_EQ(automatic_stall_timeout(trainer::kWarmupSteps, 0.01), kCeilingSeconds);
-  EXPECT_EQ(automatic_stall_timeout(trainer::kWarmupSteps + 1, 0.01), kFloorSeconds);
-  EXPECT_EQ(automatic_stall_timeout(100, 4), trainer::kStepsOfSlack * 4);
-  EXPECT_EQ(automatic_stall_timeout(100, 1000), kCeilingSeconds);
+TEST(CommTimeout, AutomaticIsTheCeilingInWarmUpThenFollowsTheSlowestStep) {
+  using trainer::automatic_comm_timeout, trainer::kCeilingSeconds, trainer::kFloorSeconds;
+  EXPECT_EQ(automatic_comm_timeout(0, 0), kCeilingSeconds);
+  EXPECT_EQ(automatic_comm_timeout(trainer::kWarmupSteps, 0.01), kCeilingSeconds);
+  EXPECT_EQ(automatic_comm_timeout(trainer::kWarmupSteps + 1, 0.01), kFloorSeconds);
+  EXPECT_EQ(automatic_comm_timeout(100, 4), trainer::kStepsOfSlack * 4);
+  EXPECT_EQ(automatic_comm_timeout(100, 1000), kCeilingSeconds);
+}
+
+TEST(CommTimeout, SetsTheOneWaitLimit) {
+  using trainer::kCeilingSeconds, trainer::parse_comm_timeout, trainer::wait_limit_for;
+  EXPECT_EQ(wait_limit_for(parse_comm_timeout("12.5"), 0, 0, false), 12.5);
+  EXPECT_EQ(wait_limit_for(parse_comm_timeout("12.5"), 0, 0, true), kCeilingSeconds)
+      << "while peers write a checkpoint";
+  EXPECT_EQ(wait_limit_for(parse_comm_timeout("900"), 0, 0, true), 900);
+  EXPECT_TRUE(std::isinf(wait_limit_for(parse_comm_timeout("off"), 100, 4, false)));
+  EXPECT_TRUE(std::isinf(wait_limit_for(parse_comm_timeout("off"), 100, 4, true)));
+  EXPECT_EQ(wait_limit_for(parse_comm_timeout("auto"), 100, 4, false), trainer::kStepsOfSlack * 4);
+  EXPECT_EQ(wait_limit_for(parse_comm_timeout("auto"), 100, 4, true), kCeilingSeconds);
+}
+
+TEST(WaitLimit, IsOneValueForTheProcessAndSaysItsOption) {
+  const double before = comm::wait_limit_seconds();
+  comm::set_wait_limit_seconds(2.5);
+  EXPECT_EQ(comm::wait_limit_seconds(), 2.5);
+  EXPECT_EQ(comm::wait_limit_text(2.5), "2.5 s (--comm-timeout)");
+  EXPECT_EQ(comm::wait_limit_text(60), "60 s (--comm-timeout)");
+  for (const double bad : {0.0, -1.0, std::nan("")}) {
+    EXPECT_THROW(comm::set_wait_limit_seconds(bad), std::invalid_argument) << bad;
+  }
+  EXPECT_EQ(comm::wait_limit_seconds(), 2.5) << "a refused value changes nothing";
+  comm::set_wait_limit_seconds(before);
 }
 
 }  // namespace

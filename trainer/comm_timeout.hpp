@@ -4,15 +4,16 @@
 
 namespace commsgd::trainer {
 
-// --stall-timeout: how long one wait on peers may last before the job is ended.
-struct StallTimeout {
+// --comm-timeout: how long one wait on peers may go without progress before the run fails. The
+// stall watchdog turns it into the wait limit every wait reads (comm/work.hpp).
+struct CommTimeout {
   enum class Mode { automatic, fixed, off };
   Mode mode = Mode::automatic;
   double seconds = 0;  // Mode::fixed only
 };
 // "auto", "off" or a number of seconds > 0; throws std::invalid_argument naming the problem.
-StallTimeout parse_stall_timeout(const std::string& text);
-std::string to_string(const StallTimeout& timeout);
+CommTimeout parse_comm_timeout(const std::string& text);
+std::string to_string(const CommTimeout& timeout);
 
 // The automatic timeout's bounds and rule: until kWarmupSteps steps are done (the first steps
 // are slow: allocation, connection set-up, caches) the ceiling; then kStepsOfSlack times the
@@ -22,6 +23,11 @@ inline constexpr long kWarmupSteps = 10;
 inline constexpr double kStepsOfSlack = 30;
 inline constexpr double kFloorSeconds = 60;
 inline constexpr double kCeilingSeconds = 600;
-double automatic_stall_timeout(long steps_done, double slowest_step_seconds);
+double automatic_comm_timeout(long steps_done, double slowest_step_seconds);
+
+// The wait limit `timeout` sets now (comm/work.hpp): its seconds, infinity when off, the automatic
+// rule's; while peers write a checkpoint, at least the ceiling.
+double wait_limit_for(const CommTimeout& timeout, long steps_done, double slowest_step_seconds,
+                      bool peers_writing);
 
 }  // namespace commsgd::trainer
