@@ -740,14 +740,17 @@ void validate(const Options& o) {
   if (o.bucket_mb > 0 && o.bucket_mb * (1 << 20) < sizeof(float)) {
     throw UsageError("--bucket-mb must be 0 or hold at least one float (4 bytes)");
   }
-  if (o.dataset != "synthetic" && o.data_path.empty()) {
+  const data::DatasetRow& dataset = data::dataset_table().find(o.dataset);
+  if (dataset.from_path && o.data_path.empty()) {
     throw UsageError("--data-path is required with --dataset " + o.dataset);
   }
-  if (!o.csv_shape.empty() && o.dataset != "csv") {
-    throw UsageError("--csv-shape applies to --dataset csv only");
+  if (!o.csv_shape.empty() && !takes_option(dataset, "--csv-shape")) {
+    throw UsageError("--csv-shape applies to --dataset " + data::datasets_taking("--csv-shape") +
+                     " only");
   }
-  if (o.crop_fill == CropFill::black && o.dataset != "cifar10") {
-    throw UsageError("--crop-fill black applies to --dataset cifar10 only");
+  if (o.crop_fill == CropFill::black && !takes_option(dataset, "--crop-fill")) {
+    throw UsageError("--crop-fill black applies to --dataset " +
+                     data::datasets_taking("--crop-fill") + " only");
   }
   const ModelRow& model = find_model(o.model);
   const bool language_model = model.input == ModelInput::tokens;
@@ -770,15 +773,16 @@ void validate(const Options& o) {
   if (o.uniform_fan_out_init && !model.residual) {
     throw UsageError("--uniform-fan-out-init applies to the ResNets, not --model " + o.model);
   }
-  if (language_model != (o.dataset == "ptb")) {
+  if (language_model != dataset.text) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");
   }
   if ((o.image_size != 0 || o.loader_threads != 0 || o.image_squash != 0 ||
        o.val_crop_fraction != Options{}.val_crop_fraction) &&
-      o.dataset != "image-folder") {
+      !takes_option(dataset, "--image-size")) {
     throw UsageError(
         "--image-size, --image-squash, --val-crop-fraction and --loader-threads apply to "
-        "--dataset image-folder only");
+        "--dataset " +
+        data::datasets_taking("--image-size") + " only");
   }
   if (o.checkpoint_dir.empty()) {
     if (o.checkpoint_every > 0) throw UsageError("--checkpoint-every needs --checkpoint-dir");

@@ -38,7 +38,7 @@ data::DatasetOptions dataset_options(const Options& o) {
 
 bool augment_enabled(const Options& o) {
   return o.augment == Augment::on || (o.augment == Augment::automatic &&
-                                      (o.dataset == "cifar10" || o.dataset == "image-folder"));
+                                      data::dataset_table().find(o.dataset).augmented_by_default);
 }
 
 // A language model's batches: each rank's share of the text as --batch-size streams (and the

@@ -83,5 +83,18 @@ TEST(ExtensionTable, EveryDataSetAndModelRowIsNamedAndExplained) {
   }
 }
 
+TEST(ExtensionTable, ADataSetRowSaysWhichOptionsAreItsOwn) {
+  const data::DatasetRow& folder = data::dataset_table().find("image-folder");
+  EXPECT_TRUE(data::takes_option(folder, "--image-size"));
+  EXPECT_TRUE(data::takes_option(folder, "--loader-threads")) << "the last of the list";
+  EXPECT_FALSE(data::takes_option(folder, "--image")) << "whole names only";
+  EXPECT_FALSE(data::takes_option(data::dataset_table().find("mnist"), "--image-size"));
+  EXPECT_EQ(data::datasets_taking("--csv-shape"), "csv");
+  EXPECT_EQ(data::datasets_taking("--crop-fill"), "cifar10");
+  EXPECT_EQ(data::datasets_taking("--no-such-option"), "");
+  EXPECT_FALSE(data::dataset_table().find("synthetic").from_path);
+  EXPECT_TRUE(data::dataset_table().find("ptb").text);
+}
+
 }  // namespace
 }  // namespace commsgd

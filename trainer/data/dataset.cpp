@@ -2,10 +2,12 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "trainer/data/loaders.hpp"
 
@@ -76,19 +78,56 @@ Dataset load_ptb_corpus(const DatasetOptions& options) {
 const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
   static const algorithms::ExtensionTable<DatasetRow> table(
       "--dataset", "data set",
-      {{"cifar10", "CIFAR-10's binary batches (--data-path: their directory)", load_cifar10},
-       {"mnist", "MNIST or Fashion-MNIST IDX files (--data-path: their directory)", load_mnist},
-       {"csv", "rows of features then a label (--data-path: a .csv or .csv.gz file)", load_csv},
-       {"synthetic", "generated and learnable (--synthetic-*)", load_synthetic},
-       {"image-folder",
-        "ImageNet-style JPEG class directories, decoded per batch (--data-path: the directory "
-        "holding train/ and val/)",
-        load_image_folder},
-       {"ptb",
-        "word-level text, for --model lstm (--data-path: the directory holding "
-        "ptb.train.txt and ptb.valid.txt)",
-        load_ptb_corpus}});
+      {{.name = "cifar10",
+        .summary = "CIFAR-10's binary batches (--data-path: their directory)",
+        .make = load_cifar10,
+        .augmented_by_default = true,
+        .own_options = "--crop-fill"},
+       {.name = "mnist",
+        .summary = "MNIST or Fashion-MNIST IDX files (--data-path: their directory)",
+        .make = load_mnist},
+       {.name = "csv",
+        .summary = "rows of features then a label (--data-path: a .csv or .csv.gz file)",
+        .make = load_csv,
+        .own_options = "--csv-shape"},
+       {.name = "synthetic",
+        .summary = "generated and learnable (--synthetic-*)",
+        .make = load_synthetic,
+        .from_path = false},
+       {.name = "image-folder",
+        .summary = "ImageNet-style JPEG class directories, decoded per batch (--data-path: the "
+                   "directory holding train/ and val/)",
+        .make = load_image_folder,
+        .augmented_by_default = true,
+        .own_options = "--image-size --image-squash --val-crop-fraction --loader-threads"},
+       {.name = "ptb",
+        .summary = "word-level text, for --model lstm (--data-path: the directory holding "
+                   "ptb.train.txt and ptb.valid.txt)",
+        .make = load_ptb_corpus,
+        .text = true}});
   return table;
+}
+
+bool takes_option(const DatasetRow& row, std::string_view option) {
+  for (std::size_t at = 0; at < row.own_options.size();) {
+    const std::size_t end = std::min(row.own_options.find(' ', at), row.own_options.size());
+    if (row.own_options.substr(at, end - at) == option) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+std::string datasets_taking(std::string_view option) {
+  std::vector<std::string_view> names;
+  for (const DatasetRow& row : dataset_table()) {
+    if (takes_option(row, option)) names.push_back(row.name);
+  }
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
 }
 
 Dataset load_dataset(const DatasetOptions& options) {

@@ -104,13 +104,23 @@ struct DatasetOptions {
   int image_size = 224;    // image-folder only: samples are 3 x image_size x image_size
 };
 
-// One row per --dataset value: its name, one line for --help, and its loader.
+// One row per --dataset value: its name, one line for --help, its loader, and what the option
+// checks read: whether it is read from --data-path, whether --augment auto augments it (natural
+// images), whether it is text (for a language model), and the options that only it takes.
 struct DatasetRow {
   std::string_view name;
   std::string_view summary;
   Dataset (*make)(const DatasetOptions& options);
+  bool from_path = true;
+  bool augmented_by_default = false;
+  bool text = false;
+  std::string_view own_options = {};  // space-separated: "--csv-shape"
 };
 const algorithms::ExtensionTable<DatasetRow>& dataset_table();
+// Whether `row` lists `option` among its own options.
+bool takes_option(const DatasetRow& row, std::string_view option);
+// The data sets that take `option`, "a or b", for the error that says where it applies.
+std::string datasets_taking(std::string_view option);
 
 // The data set of options.kind; throws DataError for a kind not in the table.
 Dataset load_dataset(const DatasetOptions& options);
