@@ -24,6 +24,8 @@ endif()
 foreach(library IN LISTS installed_libraries)
   string(REGEX REPLACE "^commsgd_" "" exported "${library}")
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${exported})
+  # The headers are C++20: a project that links commsgd compiles as C++20 at least.
+  target_compile_features(${library} INTERFACE cxx_std_20)
 endforeach()
 install(TARGETS ${installed_libraries} EXPORT commsgdTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
