@@ -12,6 +12,7 @@ packages=(
   libjpeg62-turbo-dev                      # ImageNet JPEG folders (trainer/data/image_folder)
   googletest libgtest-dev
   python3-sklearn                          # ships the digits data set used by the tests
+  dataset-fashion-mnist                    # the reduced-scale experiments' data (results/)
   python3-matplotlib                       # commsgd-report plot
   python3-torch                            # tools/export_torchscript.py (--model torchscript)
   slurm-wlm munge iproute2 jq              # the cluster in a box and its tests (jobs/local)

@@ -4,7 +4,7 @@
 // model takes their median: each value the median of the calibrations' values, each measured
 // size's time the median of the times measured at it. One calibration taken while the hosts were
 // in a slow mode, whose first message after computation took about twice the others', then moves
-// nothing (results/README.md, "Cost model against measurement").
+// nothing (results/costmodel/README.md).
 #pragma once
 
 #include <map>

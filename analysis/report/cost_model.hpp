@@ -36,8 +36,7 @@ struct Link {
   std::optional<MessageTime> after_idle;
   // The first message's latency by how long the ranks computed before it: (seconds computed,
   // seconds of the ping-pong's smallest exchange after that), computed ascending. It grows with
-  // the computation, which leaves the caches colder (results/README.md, "Cost model against
-  // measurement").
+  // the computation, which leaves the caches colder (results/costmodel/README.md).
   // Where it is empty, the first message's latency is after_idle's α.
   std::vector<std::pair<double, double>> latency_after_idle;
   // A link shaped by a token bucket (the emulated hosts' tbf; many cloud NICs): while the link

@@ -23,7 +23,7 @@ struct MeasuredRun {
   double total = 0, communicate = 0, wait = 0, forward_backward = 0, select = 0;
   // The median over the steady windows of what exposed() averages: one window in which the
   // process was held up, at several times the others' time, moves a mean of latency-bound
-  // exchanges by half (results/README.md, "Cost model against measurement").
+  // exchanges by half (results/costmodel/README.md).
   double exposed_median = 0;
 
   // What the iteration spent waiting for communication, as measured.

@@ -23,7 +23,7 @@ double median(std::vector<double> v);
 // 64-`hidden`-10 in LibTorch on one thread, so that what runs next starts with the data and
 // instruction caches and the branch history such a step leaves: after it a first small exchange
 // takes longer than after a loop sweeping memory, and about what commsgd-train's exchanges take
-// (results/README.md, "Cost model against measurement"). The width decides how much of the
+// (results/costmodel/README.md). The width decides how much of the
 // caches the step displaces; 2048 is the width of the cost model's check runs. Its batch narrows
 // as it widens (16 384 / hidden rows, at least one), so that a pass costs what 512 wide at batch
 // 32 does, and a short computation ends close to `seconds`. Returns a value of the computation,

@@ -2,11 +2,11 @@
 // entries, carrying the tags a round before the last carries), by k, each right after
 // computation as in a training step: the sets were just written (a selection, a receive), while
 // the merge's code and branch history have gone cold, which makes a small merge take several
-// times what merging the same sets again and again does (results/README.md, "Cost model against
-// measurement"). commsgd-report simulate adds this time to each of gTop-k's rounds: the software
-// cost its α-β terms leave out. The last round merges without tags and marks its own entries
-// instead, a little faster at large k and the same at the k of the cost model's check runs; the
-// model prices it as the others.
+// times what merging the same sets again and again does (results/costmodel/README.md).
+// commsgd-report simulate adds this time to each of gTop-k's rounds: the software cost its α-β
+// terms leave out. The last round merges without tags and marks its own entries instead, a little
+// faster at large k and the same at the k of the cost model's check runs; the model prices it as
+// the others.
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>

@@ -85,7 +85,7 @@ double exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats
 // so the price of a step is the mean over the repeats, not the median. Each pair starts behind a
 // barrier, as a training step's collective does: back to back, the ranks start a pair as far
 // apart as the last one left them, and then its first step serialized too (two steps took four
-// times one: results/README.md, "Cost model against measurement").
+// times one: results/costmodel/README.md).
 double collective_steps_seconds(comm::Communicator& comm, std::size_t bytes, int repeats) {
   std::vector<std::byte> message(bytes), received(bytes);
   const int peer = 1 - comm.rank();
@@ -112,7 +112,7 @@ double collective_steps_seconds(comm::Communicator& comm, std::size_t bytes, int
 // and longer still after LibTorch's forward and backward. The result is the mean over the
 // repeats and over both ranks, as a training run records the mean over its steps and its ranks:
 // these exchanges spread widely, over a factor of five, and a median of a few moves from run to
-// run (results/README.md, "Cost model against measurement"). Other ranks only meet at the
+// run (results/costmodel/README.md). Other ranks only meet at the
 // barriers, and return 0.
 double after_idle_exchange_seconds(comm::Communicator& comm, std::size_t bytes, int repeats,
                                    double idle, int hidden) {

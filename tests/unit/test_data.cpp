@@ -2,6 +2,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tests/support/temp_dir.hpp"
@@ -527,6 +529,31 @@ constexpr const char* kDigits = COMMSGD_DIGITS_CSV;
 constexpr const char* kDigits =
     "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
 #endif
+
+#ifdef COMMSGD_FASHION_MNIST_DIR
+constexpr const char* kFashionMnist = COMMSGD_FASHION_MNIST_DIR;
+#else
+constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist";
+#endif
+
+// The real files, as Debian ships them (gzipped IDX): 60 000 training and 10 000 test images of
+// 28x28, 6 000 and 1 000 of each of the 10 classes.
+TEST(FashionMnist, TheRealFilesHoldTheirSixtyThousandAndTenThousandImages) {
+  if (!fs::exists(kFashionMnist)) GTEST_SKIP() << kFashionMnist << " not installed";
+  DatasetOptions options;
+  options.kind = "mnist";
+  options.path = kFashionMnist;
+  const Dataset d = load_dataset(options);
+  EXPECT_EQ(d.shape, (SampleShape{1, 28, 28}));
+  EXPECT_EQ(d.num_classes, 10);
+  ASSERT_EQ(d.train.size(), 60000U);
+  ASSERT_EQ(d.validation.size(), 10000U);
+  for (const auto& [split, each] : {std::pair{&d.train, 6000}, std::pair{&d.validation, 1000}}) {
+    std::array<int, 10> counts{};
+    for (const std::int32_t label : split->labels) ++counts.at(static_cast<std::size_t>(label));
+    EXPECT_TRUE(std::ranges::all_of(counts, [&](int n) { return n == each; }));
+  }
+}
 
 DatasetOptions digits_options() {
   DatasetOptions options;

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Where the sparse and gossip algorithms trail dense, and by how much, at reduced scale: every
+# algorithm trains LeNet-5 on Fashion-MNIST (configs/fashion-mnist.toml: 4 epochs, batch 32 per
+# rank, lr 0.05, momentum 0.9) with 4 ranks, twice (seeds 1 and 2), on one machine. Accuracy
+# does not depend on the link, so the ranks talk over shared memory; the papers' settings where
+# they decide accuracy:
+#   topk, gtopk, gaussiank  density 0.001 after the gTop-k code's warm-up (0.004 in epoch 1)
+#   sgp, osgp               1 peer per iteration on the SGP code's exponential graph, osgp with
+#                           1 iteration of staleness (results/sgp/run.sh says why this graph)
+#   dpsgd                   that code's D-PSGD baseline: bipartite pairs, directed mixing
+#   adpsgd                  its defaults (bipartite graph, symmetric pairwise averaging)
+# Writes accuracy.md (each seed's final validation top-1, the mean, the difference from dense in
+# points) and runs.sqlite into OUT (default: this directory). About 8 minutes on 2 cores.
+# --tables-only: only redraw accuracy.md from OUT/runs.sqlite.
+# Needs Debian's dataset-fashion-mnist (scripts/install-deps.sh). From a clean clone:
+#   cmake --preset release && cmake --build --preset release && results/accuracy/run.sh
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${COMMSGD_BUILD:-$root/build/release}
+out=$here train=yes
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tables-only) train=no; shift ;;
+    --out) out=${2:?--out DIR}; shift 2 ;;
+    *) echo "usage: $0 [--tables-only] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+report=$build/analysis/report/commsgd-report
+db=$out/runs.sqlite
+as_root=()
+[ "$(id -u)" = 0 ] && as_root=(--allow-run-as-root)
+
+if [ "$train" = yes ]; then
+  rm -f "$db"
+  for seed in 1 2; do
+    for algo in dense topk gtopk gaussiank sgp osgp dpsgd adpsgd; do
+      case $algo in
+        topk | gtopk | gaussiank) setting=(--density-schedule 0:0.004,1:0.001) ;;
+        sgp) setting=(--topology exponential-two-sided-distinct) ;;
+        osgp) setting=(--topology exponential-two-sided-distinct --max-staleness 1) ;;
+        dpsgd) setting=(--topology bipartite-exponential-pairs --gossip-mixing directed) ;;
+        *) setting=() ;;
+      esac
+      echo "== $algo, seed $seed"
+      mpirun "${as_root[@]}" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 -np 4 \
+        "$build/trainer/commsgd-train" --config "$root/configs/fashion-mnist.toml" \
+        --algo "$algo" "${setting[@]}" --seed "$seed" --threads 1 --db "$db" --quiet
+    done
+  done
+fi
+
+"$report" sql -f markdown "
+  WITH runs_of AS (
+    SELECT r.algo, r.seed, 100 * f.final_val_top1 AS top1
+    FROM runs r JOIN final_metrics f ON f.run_id = r.id WHERE r.status = 'completed'),
+  per_algo AS (
+    SELECT algo, count(*) AS runs, avg(top1) AS mean,
+           group_concat(printf('%.2f', top1), ', ') AS each_seed
+    FROM (SELECT * FROM runs_of ORDER BY seed) GROUP BY algo),
+  dense AS (SELECT mean FROM per_algo WHERE algo = 'dense')
+  SELECT p.algo, p.runs, p.each_seed AS val_top1_by_seed, printf('%.2f', p.mean) AS val_top1_mean,
+         printf('%+.2f', p.mean - d.mean) AS vs_dense_points
+  FROM per_algo p, dense d
+  ORDER BY CASE p.algo WHEN 'dense' THEN 0 WHEN 'topk' THEN 1 WHEN 'gtopk' THEN 2
+           WHEN 'gaussiank' THEN 3 WHEN 'sgp' THEN 4 WHEN 'osgp' THEN 5 WHEN 'dpsgd' THEN 6
+           ELSE 7 END" "$db" >"$out/accuracy.md"
+cat "$out/accuracy.md"
