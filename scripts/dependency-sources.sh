@@ -7,11 +7,10 @@
 # then unpacked into DIR/NAME, and the CMake arguments that point FetchContent at them are
 # printed, one a line.
 #
-# toml++ is the exception: this archive mirror answers 404 for its source package, so DIR/
-# tomlplusplus holds the headers of Debian's binary package (toml++ is header-only) under a
-# CMakeLists.txt written here that declares the library's target as toml++'s own does
-# (tomlplusplus::tomlplusplus). That copy exercises commsgd's side of the fetch, not toml++'s
-# CMake files.
+# Where the archive has no source package of toml++ (some mirrors answer 404 for it), DIR/
+# tomlplusplus holds the headers of Debian's binary package of the same release (toml++ is
+# header-only) under a CMakeLists.txt written here that declares the library's target as toml++'s
+# own does (tomlplusplus::tomlplusplus), and says so on stderr.
 #
 # Usage: scripts/dependency-sources.sh DIR   (the downloads are cached in DIR/downloads)
 set -euo pipefail
@@ -23,33 +22,10 @@ cache=$dir/downloads
 
 # NAME in dependencies.cmake, then its Debian source package.
 declare -A source_package=([fmt]=fmtlib [nlohmann_json]=nlohmann-json3 [CLI11]=cli11
-                           [GTest]=googletest)
+                           [tomlplusplus]=tomlplusplus [GTest]=googletest)
 pinned_release() {  # commsgd_dependency(NAME RELEASE ...
   sed -n "s/^ *commsgd_dependency(\($1\) \([^ ]*\) .*/\2/p" "$root/cmake/dependencies.cmake"
 }
-
-uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-  "${uri:-http://deb.debian.org/debian} bookworm main" >"$cache/sources.list"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-  "${uri:-http://deb.debian.org/debian} bookworm main" >>"$cache/sources.list"
-apt=(-o "Dir::Etc::sourcelist=$cache/sources.list" -o Dir::Etc::sourceparts=-
-     -o "Dir::State::Lists=$cache/lists" -o "Dir::Cache=$cache/apt")
-wanted=("${source_package[@]}")
-missing=()
-for p in "${wanted[@]}"; do compgen -G "$cache/${p}_*.orig.tar.*" >/dev/null || missing+=("$p"); done
-compgen -G "$cache/libtomlplusplus-dev_*.deb" >/dev/null || missing+=(libtomlplusplus-dev)
-if [ ${#missing[@]} -gt 0 ]; then
-  apt-get "${apt[@]}" -qq update
-  chmod a+rwx "$cache"  # apt-get runs as the _apt user when it can
-  sources=() binaries=()
-  for p in "${missing[@]}"; do
-    if [ "$p" = libtomlplusplus-dev ]; then binaries+=("$p"); else sources+=("$p"); fi
-  done
-  (cd "$cache" && { [ ${#sources[@]} -eq 0 ] || apt-get "${apt[@]}" -qq source --download-only "${sources[@]}"; } &&
-    { [ ${#binaries[@]} -eq 0 ] || apt-get "${apt[@]}" -qq download "${binaries[@]}"; }) >/dev/null
-fi
-
 # The upstream version of a Debian file name: NAME_1.2.3+ds1.orig.tar.gz -> 1.2.3.
 upstream_version() { basename "$1" | sed -E 's/^[^_]+_([0-9.]+)[^0-9.].*$/\1/; s/\.$//'; }
 check_release() {  # NAME FILE
@@ -62,20 +38,45 @@ check_release() {  # NAME FILE
   }
 }
 
-for name in "${!source_package[@]}"; do
-  orig=$(compgen -G "$cache/${source_package[$name]}_*.orig.tar.*" | head -n 1)
-  check_release "$name" "$orig"
-  rm -rf "${dir:?}/$name" && mkdir -p "$dir/$name"
-  tar -xf "$orig" -C "$dir/$name" --strip-components=1
-  echo "-DFETCHCONTENT_SOURCE_DIR_${name^^}=$dir/$name"
-done
+uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+for type in deb-src deb; do
+  echo "$type [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+    "${uri:-http://deb.debian.org/debian} bookworm main"
+done >"$cache/sources.list"
+apt=(-o "Dir::Etc::sourcelist=$cache/sources.list" -o Dir::Etc::sourceparts=-
+     -o "Dir::State::Lists=$cache/lists" -o "Dir::Cache=$cache/apt")
+updated=no
+download() {  # apt-get ARGS..., in the cache; whether it worked
+  if [ "$updated" = no ]; then
+    apt-get "${apt[@]}" -qq update
+    chmod a+rwx "$cache"  # apt-get runs as the _apt user when it can
+    updated=yes
+  fi
+  (cd "$cache" && apt-get "${apt[@]}" -qq "$@" >/dev/null 2>&1)
+}
+cached() { compgen -G "$cache/$1" | head -n 1 || true; }
 
-deb=$(compgen -G "$cache/libtomlplusplus-dev_*.deb" | head -n 1)
-check_release tomlplusplus "$deb"
-rm -rf "${dir:?}/tomlplusplus" "$dir/tomlplusplus.deb" && mkdir -p "$dir/tomlplusplus"
-dpkg-deb -x "$deb" "$dir/tomlplusplus.deb"
-mv "$dir/tomlplusplus.deb/usr/include" "$dir/tomlplusplus/include" && rm -rf "$dir/tomlplusplus.deb"
-cat >"$dir/tomlplusplus/CMakeLists.txt" <<'EOF'
+for name in "${!source_package[@]}"; do
+  package=${source_package[$name]}
+  rm -rf "${dir:?}/$name" && mkdir -p "$dir/$name"
+  orig=$(cached "${package}_*.orig.tar.*")
+  if [ -z "$orig" ] && download source --download-only "$package"; then
+    orig=$(cached "${package}_*.orig.tar.*")
+  fi
+  if [ -n "$orig" ]; then
+    check_release "$name" "$orig"
+    tar -xf "$orig" -C "$dir/$name" --strip-components=1
+  elif [ "$name" = tomlplusplus ]; then
+    deb=$(cached "libtomlplusplus-dev_*.deb")
+    if [ -z "$deb" ] && download download libtomlplusplus-dev; then
+      deb=$(cached "libtomlplusplus-dev_*.deb")
+    fi
+    [ -n "$deb" ] || { echo "dependency-sources: no toml++ to be had" >&2; exit 1; }
+    check_release "$name" "$deb"
+    echo "dependency-sources: no source package of toml++ here: its binary package's headers" >&2
+    dpkg-deb -x "$deb" "$dir/$name.deb"
+    mv "$dir/$name.deb/usr/include" "$dir/$name/include" && rm -rf "$dir/$name.deb"
+    cat >"$dir/$name/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.14)
 project(tomlplusplus LANGUAGES CXX)
 add_library(tomlplusplus_tomlplusplus INTERFACE)
@@ -83,4 +84,9 @@ add_library(tomlplusplus::tomlplusplus ALIAS tomlplusplus_tomlplusplus)
 target_include_directories(tomlplusplus_tomlplusplus INTERFACE "${PROJECT_SOURCE_DIR}/include")
 target_compile_features(tomlplusplus_tomlplusplus INTERFACE cxx_std_17)
 EOF
-echo "-DFETCHCONTENT_SOURCE_DIR_TOMLPLUSPLUS=$dir/tomlplusplus"
+  else
+    echo "dependency-sources: could not download the source package $package" >&2
+    exit 1
+  fi
+  echo "-DFETCHCONTENT_SOURCE_DIR_${name^^}=$dir/$name"
+done
