@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -165,61 +166,99 @@ std::string density_schedule_check(const std::string& text) {
 
 namespace {
 
-// Declares options on a CLI app and collects, for each, what the run record and the hash read:
-// its JSON key (its flag, '-' → '_'), how to get its value from Options, and whether it is hashed.
+// Declares options on a CLI app and collects, for each, what the run record, the hash and the
+// algorithms read: its JSON key (its flag, '-' → '_'), how to get its value from Options, whether
+// it is hashed, and where it goes in the algorithms' configuration (algorithm_config).
 class Declarations {
  public:
+  using IntoAlgorithm = std::function<void(const Options&, algorithms::AlgorithmConfig&)>;
   struct Entry {
     std::string key;
     Hash hash;
     std::function<nlohmann::json(const Options&)> value;
+    IntoAlgorithm into_algorithm;  // empty: the algorithms do not read it
+  };
+
+  // What a declaration hands back: the CLI option (->check(), ->group(), ...), and into(), which
+  // says where the option goes in AlgorithmConfig.
+  template <class T>
+  class Declared {
+   public:
+    Declared(CLI::Option* option, Entry& entry, T Options::*member)
+        : option_(option), entry_(entry), member_(member) {}
+    CLI::Option* operator->() const { return option_; }
+    // The option sets `field` as it is...
+    Declared& into(T algorithms::AlgorithmConfig::*field) {
+      entry_.into_algorithm = [member = member_, field](const Options& o,
+                                                        algorithms::AlgorithmConfig& c) {
+        c.*field = o.*member;
+      };
+      return *this;
+    }
+    // ... or as `set` converts it.
+    Declared& into(IntoAlgorithm set) {
+      entry_.into_algorithm = std::move(set);
+      return *this;
+    }
+
+   private:
+    CLI::Option* option_;
+    Entry& entry_;
+    T Options::*member_;
   };
 
   Declarations(CLI::App& app, Options& options) : app_(app), options_(options) {}
 
   template <class T>
-  CLI::Option* value(const std::string& flag, T Options::*member, const std::string& help,
-                     Hash hash = Hash::yes) {
-    record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
-    return app_.add_option(flag, options_.*member, help);
-  }
-  CLI::Option* flag(const std::string& flag, bool Options::*member, const std::string& help,
+  Declared<T> value(const std::string& flag, T Options::*member, const std::string& help,
                     Hash hash = Hash::yes) {
-    record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
-    return app_.add_flag(flag, options_.*member, help);
+    Entry& entry =
+        record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
+    return {app_.add_option(flag, options_.*member, help), entry, member};
+  }
+  Declared<bool> flag(const std::string& flag, bool Options::*member, const std::string& help,
+                      Hash hash = Hash::yes) {
+    Entry& entry =
+        record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
+    return {app_.add_flag(flag, options_.*member, help), entry, member};
   }
   // One of `choices`' names, held as the value it stands for.
   template <class E, std::size_t N>
-  CLI::Option* choice(const std::string& flag, E Options::*member,
-                      const std::array<Choice<E>, N>& choices, const std::string& help,
-                      Hash hash = Hash::yes) {
-    record(flag, hash, [member, &choices](const Options& o) {
+  Declared<E> choice(const std::string& flag, E Options::*member,
+                     const std::array<Choice<E>, N>& choices, const std::string& help,
+                     Hash hash = Hash::yes) {
+    Entry& entry = record(flag, hash, [member, &choices](const Options& o) {
       return nlohmann::json(std::string(name_of(choices, o.*member)));
     });
-    return add_choice(app_, flag, options_.*member, choices, help);
+    return {add_choice(app_, flag, options_.*member, choices, help), entry, member};
   }
   // Text that `parse` reads into the member, recorded as to_string writes it back.
   template <class T>
-  CLI::Option* parsed(const std::string& flag, T Options::*member, T (*parse)(const std::string&),
-                      const std::string& help, Hash hash = Hash::yes) {
-    record(flag, hash, [member](const Options& o) { return nlohmann::json(to_string(o.*member)); });
+  Declared<T> parsed(const std::string& flag, T Options::*member, T (*parse)(const std::string&),
+                     const std::string& help, Hash hash = Hash::yes) {
+    Entry& entry = record(
+        flag, hash, [member](const Options& o) { return nlohmann::json(to_string(o.*member)); });
     Options& options = options_;
-    return app_.add_option_function<std::string>(
-        flag, [&options, member, parse](const std::string& text) { options.*member = parse(text); },
-        help);
+    return {
+        app_.add_option_function<std::string>(
+            flag,
+            [&options, member, parse](const std::string& text) { options.*member = parse(text); },
+            help),
+        entry, member};
   }
 
-  const std::vector<Entry>& entries() const { return entries_; }
+  // In the order declared; a std::deque, so that an Entry stays where it is as more are added.
+  const std::deque<Entry>& entries() const { return entries_; }
 
  private:
-  void record(const std::string& flag, Hash hash,
-              std::function<nlohmann::json(const Options&)> value) {
-    entries_.push_back({json_key(flag), hash, std::move(value)});
+  Entry& record(const std::string& flag, Hash hash,
+                std::function<nlohmann::json(const Options&)> value) {
+    return entries_.emplace_back(Entry{json_key(flag), hash, std::move(value), {}});
   }
 
   CLI::App& app_;
   Options& options_;
-  std::vector<Entry> entries_;
+  std::deque<Entry> entries_;
 };
 
 // Every option of commsgd-train, each declared once: its flag, member, help, group and checks here;
@@ -229,6 +268,7 @@ void declare_options(Declarations& d) {
   const std::string run = "Run";
   d.value("--algo", &Options::algo,
           algorithms::algorithm_table().help("Distributed SGD algorithm:"))
+      .into(&algorithms::AlgorithmConfig::algo)
       ->check(CLI::IsMember(algorithms::algorithm_table().names()))
       ->group(run);
   d.value("--epochs", &Options::epochs, "Passes over the training set")
@@ -239,6 +279,7 @@ void declare_options(Declarations& d) {
       ->check(kNonNegative)
       ->group(run);
   d.value("--seed", &Options::seed, "Seed for initialization, shuffling and synthetic data")
+      .into(&algorithms::AlgorithmConfig::seed)
       ->check(kUnsigned)
       ->group(run);
   d.value("--threads", &Options::threads,
@@ -282,33 +323,44 @@ void declare_options(Declarations& d) {
           "Allreduce the gradient in buckets of this many MiB, each as soon as backward "
           "has filled it, overlapping communication with backward (0: the whole gradient "
           "in one allreduce after backward)")
+      .into([](const Options& o, algorithms::AlgorithmConfig& c) {
+        c.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * (1 << 20));
+      })
       ->check(kNonNegative)
       ->group(dense);
   d.choice("--wire-dtype", &Options::wire_dtype, kWireDtypes,
            "Type the gradient crosses the network in: fp32, or fp16/bf16 for half the bytes "
            "(each worker's share rounded, summed in that precision)")
+      .into(&algorithms::AlgorithmConfig::wire)
       ->group(dense);
 
   const std::string sparse = "Sparse algorithms (" + algorithm_list(Family::sparse) + ")";
   d.value("--density", &Options::density, "Fraction of gradient entries each worker sends")
+      .into(&algorithms::AlgorithmConfig::density)
       ->check(kFraction)
       ->group(sparse);
   d.value("--density-schedule", &Options::density_schedule,
           "Density from EPOCH on, overriding --density: \"0:0.004,1:0.001\" (gTop-k "
           "warm-up)")
+      .into(&algorithms::AlgorithmConfig::density_schedule)
       ->check(density_schedule_check)
       ->group(sparse);
   d.value("--selector", &Options::selector,
           algorithms::selector_table().help(
               "Which entries a worker proposes (default: the algorithm's):"))
+      .into(&algorithms::AlgorithmConfig::selector)
       ->check(CLI::IsMember(algorithms::selector_table().names()))
       ->group(sparse);
   d.value("--aggregation", &Options::aggregation,
           algorithms::aggregation_table().help("How proposals combine (default: the algorithm's):"))
+      .into(&algorithms::AlgorithmConfig::aggregation)
       ->check(CLI::IsMember(algorithms::aggregation_table().names()))
       ->group(sparse);
   d.flag("--no-error-feedback", &Options::no_error_feedback,
          "Drop what was not sent instead of carrying it to the next step (ablation)")
+      .into([](const Options& o, algorithms::AlgorithmConfig& c) {
+        c.error_feedback = !o.no_error_feedback;
+      })
       ->group(sparse);
 
   const std::string gossip = "Gossip algorithms (" + algorithm_list(Family::gossip) + ")";
@@ -321,10 +373,12 @@ void declare_options(Declarations& d) {
   d.value("--topology", &Options::topology,
           algorithms::topology_table().help(
               "Who mixes with whom, varying by iteration (default: " + default_topologies + "):"))
+      .into(&algorithms::AlgorithmConfig::topology)
       ->check(CLI::IsMember(algorithms::topology_table().names()))
       ->group(gossip);
   d.value("--peers-per-iter", &Options::peers_per_iter,
           "exponential: out-peers per iteration (the next offsets 2^i)")
+      .into(&algorithms::AlgorithmConfig::peers_per_iter)
       ->check(kPositive)
       ->group(gossip);
   d.choice("--gossip-mixing", &Options::gossip_mixing, kGossipMixings,
@@ -332,20 +386,28 @@ void declare_options(Declarations& d) {
            "Lian et al.) or directed (send to the out-peers, average with what the in-peers "
            "sent: the SGP code's D-PSGD and AD-PSGD, with --topology "
            "bipartite-exponential-two-sided)")
+      .into([](const Options& o, algorithms::AlgorithmConfig& c) {
+        c.directed_mixing = o.gossip_mixing == algorithms::GossipMixing::directed;
+      })
       ->group(gossip);
   d.choice("--osgp-overlap", &Options::osgp_overlap, kOsgpOverlaps,
            "osgp: bounded-staleness (an exchange every iteration, at most --max-staleness of "
            "them unfinished: the SGP paper's) or one-in-flight (a new exchange once the last "
            "has been absorbed, waited for after --synch-freq steps: the SGP code's)")
+      .into([](const Options& o, algorithms::AlgorithmConfig& c) {
+        c.one_in_flight = o.osgp_overlap == OsgpOverlap::one_in_flight;
+      })
       ->group(gossip);
   d.value("--max-staleness", &Options::max_staleness,
           "osgp, bounded-staleness: iterations a worker may run ahead of its gossip "
           "arrivals")
+      .into(&algorithms::AlgorithmConfig::max_staleness)
       ->check(kNonNegative)
       ->group(gossip);
   d.value("--synch-freq", &Options::synch_freq,
           "osgp, one-in-flight: steps a worker takes without the exchange in flight before "
           "it waits for it (the SGP code's synch_freq; 0: every step waits)")
+      .into(&algorithms::AlgorithmConfig::synch_freq)
       ->check(kNonNegative)
       ->group(gossip);
 
@@ -537,6 +599,7 @@ void declare_options(Declarations& d) {
           "Sparse algorithms: every N iterations, record how much of rank 0's accumulated "
           "gradient the selection leaves out, beside the bounds 1-k/d and (1-k/d)^2, and "
           "its histogram (table grad_stats; 0: never)")
+      .into(&algorithms::AlgorithmConfig::grad_stats_every)
       ->check(kNonNegative)
       ->group(rec);
   d.value("--norm-study-every", &Options::norm_study_every,
@@ -545,6 +608,7 @@ void declare_options(Declarations& d) {
           "||x - u|| for the update u applied, ||x - randk(x)|| with as many entries kept "
           "at random, and the bound (1-k/d)||x|| (table norm_study; 0: never). The extra "
           "allreduce is not counted in the step's time or bytes")
+      .into(&algorithms::AlgorithmConfig::norm_study_every)
       ->check(kNonNegative)
       ->group(rec);
   d.flag("--barrier-before-communicate", &Options::barrier_before_communicate,
@@ -554,6 +618,7 @@ void declare_options(Declarations& d) {
          "slowest rank (for measurements on oversubscribed hosts, and for the cost model's "
          "check; costs one barrier per iteration)",
          Hash::no)
+      .into(&algorithms::AlgorithmConfig::barrier_before_communicate)
       ->group(rec);
   d.value("--network", &Options::network,
           "Label of the network, recorded with the run (the job templates' network "
@@ -626,14 +691,23 @@ std::string to_string(const ResumeFrom& resume) {
 
 namespace {
 
+// What each declaration says beyond the command line (declared on a scratch app: the entries
+// read any Options they are given, not the one they were declared with).
+const std::deque<Declarations::Entry>& declared_entries() {
+  static const std::deque<Declarations::Entry> entries = [] {
+    CLI::App scratch;
+    Options declared;
+    Declarations d(scratch, declared);
+    declare_options(d);
+    return d.entries();
+  }();
+  return entries;
+}
+
 // The options as the run record keeps them: all of them, or those the computation hash reads.
 nlohmann::json recorded(const Options& o, bool hashed_only) {
-  CLI::App scratch;
-  Options declared = o;
-  Declarations d(scratch, declared);
-  declare_options(d);
   nlohmann::json json = nlohmann::json::object();
-  for (const Declarations::Entry& entry : d.entries()) {
+  for (const Declarations::Entry& entry : declared_entries()) {
     if (!hashed_only || entry.hash == Hash::yes) json[entry.key] = entry.value(o);
   }
   for (const ExtensionOption& extension : extension_options()) {
@@ -696,24 +770,9 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
 
 algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   algorithms::AlgorithmConfig c;
-  c.algo = o.algo;
-  c.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * (1 << 20));
-  c.wire = o.wire_dtype;
-  c.selector = o.selector;
-  c.aggregation = o.aggregation;
-  c.density = o.density;
-  c.density_schedule = o.density_schedule;
-  c.error_feedback = !o.no_error_feedback;
-  c.seed = o.seed;
-  c.topology = o.topology;
-  c.peers_per_iter = o.peers_per_iter;
-  c.directed_mixing = o.gossip_mixing == algorithms::GossipMixing::directed;
-  c.max_staleness = o.max_staleness;
-  c.one_in_flight = o.osgp_overlap == OsgpOverlap::one_in_flight;
-  c.synch_freq = o.synch_freq;
-  c.grad_stats_every = o.grad_stats_every;
-  c.norm_study_every = o.norm_study_every;
-  c.barrier_before_communicate = o.barrier_before_communicate;
+  for (const Declarations::Entry& entry : declared_entries()) {
+    if (entry.into_algorithm) entry.into_algorithm(o, c);
+  }
   try {
     return algorithms::resolve(c);
   } catch (const std::invalid_argument& e) {

@@ -87,6 +87,38 @@ TEST(Options, SparseAlgorithmsGetTheirSelectorAndAggregation) {
   EXPECT_TRUE(algorithm_config(parse({"--algo", "dense"})).selector.empty());
 }
 
+// algorithm_config reads what each declaration says it sets: as it is, or converted.
+TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
+  const auto sparse = algorithm_config(
+      parse({"--algo", "gtopk", "--density", "0.01", "--density-schedule", "0:0.04", "--selector",
+             "dgc", "--no-error-feedback", "--seed", "7", "--grad-stats-every", "3",
+             "--norm-study-every", "5", "--barrier-before-communicate"}));
+  EXPECT_EQ(sparse.algo, "gtopk");
+  EXPECT_EQ(sparse.density, 0.01);
+  EXPECT_EQ(sparse.density_schedule, "0:0.04");
+  EXPECT_EQ(sparse.selector, "dgc");
+  EXPECT_FALSE(sparse.error_feedback);
+  EXPECT_EQ(sparse.seed, 7u);
+  EXPECT_EQ(sparse.grad_stats_every, 3);
+  EXPECT_EQ(sparse.norm_study_every, 5);
+  EXPECT_TRUE(sparse.barrier_before_communicate);
+
+  const auto dense = algorithm_config(parse({"--bucket-mb", "2", "--wire-dtype", "bf16"}));
+  EXPECT_EQ(dense.bucket_bytes, 2u << 20);
+  EXPECT_EQ(dense.wire, comm::DataType::bf16);
+
+  const auto osgp =
+      algorithm_config(parse({"--algo", "osgp", "--osgp-overlap", "one-in-flight", "--synch-freq",
+                              "3", "--peers-per-iter", "2", "--topology", "exponential"}));
+  EXPECT_TRUE(osgp.one_in_flight);
+  EXPECT_EQ(osgp.synch_freq, 3);
+  EXPECT_EQ(osgp.peers_per_iter, 2);
+  EXPECT_EQ(osgp.topology, "exponential");
+  EXPECT_EQ(algorithm_config(parse({"--algo", "osgp", "--max-staleness", "4"})).max_staleness, 4);
+  EXPECT_TRUE(
+      algorithm_config(parse({"--algo", "dpsgd", "--gossip-mixing", "directed"})).directed_mixing);
+}
+
 TEST(Options, UnknownConfigKeyIsAnError) {
   const fs::path cfg = write_config("commsgd_options_bad.toml", "batch-size = 8\nbatchsize = 16\n");
   EXPECT_NE(usage_error({"--config", cfg.string()}).find("batchsize"), std::string::npos);
