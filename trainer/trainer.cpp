@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <fstream>
 
+#include "algorithms/comm/work.hpp"
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/stopwatch.hpp"
 #include "analysis/record/peer_failures.hpp"
 #include "kernels/ops.hpp"
 #include "trainer/checkpoint.hpp"
+#include "trainer/comm_timeout.hpp"
 #include "trainer/data/batch_reader.hpp"
 #include "trainer/data/dataset.hpp"
 #include "trainer/data/sampler.hpp"
@@ -452,6 +454,9 @@ class TrainingLoop {
 TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
   // This rank's share of the run begins now, before it loads data (the `ranks` table).
   const std::string started_at = record::utc_now_iso8601();
+  // The waits of the set-up (NCCL's creation, the engines') are held to --comm-timeout too; the
+  // stall watchdog keeps the limit once training starts.
+  comm::set_wait_limit_seconds(wait_limit_for(o.comm_timeout, 0, 0, false));
   std::optional<Setup> setup;
   set_up_together(comm, [&] { setup.emplace(set_up(o, comm, where)); });
   Setup& s = *setup;
