@@ -15,6 +15,7 @@
 # scaling.md (predicted scaling efficiency up to P = 1024 on the papers' 1 GbE), paper.md (the
 # 32-worker 1 GbE predictions beside the gTop-k paper's table) and runs.sqlite into OUT (default:
 # this directory). --quick: 100mbit only, 2 ranks, dense/topk/gtopk, VGG-16 at batch 16.
+# --tables-only: only redraw the tables from OUT/runs.sqlite.
 # Needs root for the emulated hosts (network namespaces) and python3-sklearn for the digits set.
 # From a clean clone: scripts/install-deps.sh, then
 #   cmake --preset release && cmake --build --preset release && results/costmodel/run.sh
@@ -22,7 +23,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${COMMSGD_BUILD:-$root/build/release}
-out=$here networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128
+out=$here networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128 train=yes
 # The sweep's MLP width, which the calibrations compute between their messages too: the first
 # message after a step costs what the step left of the caches (9–10 µs after a 64-512-10 MLP's
 # 0.5 ms, 12–15 µs after a 64-2048-10's, on the Intel machine of 2026-11-25).
@@ -31,64 +32,67 @@ algos=(dense topk gtopk gaussiank sgp osgp dpsgd)
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) networks=(100mbit) workers=(2) algos=(dense topk gtopk) vgg_batch=16; shift ;;
+    --tables-only) train=no; shift ;;
     --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out"
 report=$build/analysis/report/commsgd-report
 train=$build/trainer/commsgd-train
 db=$out/runs.sqlite
-rm -f "$db"
-# Ranks that wait yield the 2 cores instead of polling.
-export OMPI_MCA_mpi_yield_when_idle=1
+if [ "$train" = yes ]; then
+  rm -f "$db"
+  # Ranks that wait yield the 2 cores instead of polling.
+  export OMPI_MCA_mpi_yield_when_idle=1
 
-# gTop-k's merge after computation, by k: the software cost of each of its rounds. Three runs,
-# of which the model takes the median, as of the ping-pong's below.
-for run in 1 2 3; do
-  "$build/tests/bench/commsgd-bench" merge --compute-hidden "$hidden" --db "$db" | grep alpha_s
-done
-
-for net in "${networks[@]}"; do
-  # Five calibrations, 4 s each: a process can run in a slow mode (the first message after
-  # computation at 42 µs where others took 16–28 µs), and the model takes the median.
-  echo "== alpha-beta of emulated:$net"
-  for run in 1 2 3 4 5; do
-    "$root/jobs/local/launch.sh" -n 2 --network "emulated:$net" -- \
-      "$build/tests/bench/commsgd-bench" pingpong --max-bytes 2097152 --round-trips 7 \
-      --compute-hidden "$hidden" --network "emulated:$net" --db "$db" | grep alpha_s
+  # gTop-k's merge after computation, by k: the software cost of each of its rounds. Three runs,
+  # of which the model takes the median, as of the ping-pong's below.
+  for run in 1 2 3; do
+    "$build/tests/bench/commsgd-bench" merge --compute-hidden "$hidden" --db "$db" | grep alpha_s
   done
-  for p in "${workers[@]}"; do
-    for algo in "${algos[@]}"; do
-      # Every rank starts the exchange together, so that communicate_s is the exchange, not the
-      # wait for the slowest rank: a barrier first, for every algorithm whose exchange blocks
-      # training (dense with its gradient in one allreduce). osgp exchanges on its own thread.
-      case $algo in
-        dense) timing=(--bucket-mb 0 --barrier-before-communicate) ;;
-        osgp) timing=() ;;
-        *) timing=(--barrier-before-communicate) ;;
-      esac
-      # Ten steady windows (the first of eleven is warm-up): one window that a process spends in
-      # a slow mode (twice the others' time, now and then on this 2-core machine) moves the
-      # run's mean by a tenth, where with five it moved it by a fifth.
-      echo "== $algo, $p ranks, emulated:$net"
-      "$root/jobs/local/launch.sh" -n "$p" --network "emulated:$net" -- \
-        "$train" --config "$root/configs/digits.toml" --algo "$algo" --mlp-hidden "$hidden" \
-        --max-steps 110 --log-every 10 --threads 1 "${timing[@]}" --db "$db" --quiet
+
+  for net in "${networks[@]}"; do
+    # Five calibrations, 4 s each: a process can run in a slow mode (the first message after
+    # computation at 42 µs where others took 16–28 µs), and the model takes the median.
+    echo "== alpha-beta of emulated:$net"
+    for run in 1 2 3 4 5; do
+      "$root/jobs/local/launch.sh" -n 2 --network "emulated:$net" -- \
+        "$build/tests/bench/commsgd-bench" pingpong --max-bytes 2097152 --round-trips 7 \
+        --compute-hidden "$hidden" --network "emulated:$net" --db "$db" | grep alpha_s
+    done
+    for p in "${workers[@]}"; do
+      for algo in "${algos[@]}"; do
+        # Every rank starts the exchange together, so that communicate_s is the exchange, not the
+        # wait for the slowest rank: a barrier first, for every algorithm whose exchange blocks
+        # training (dense with its gradient in one allreduce). osgp exchanges on its own thread.
+        case $algo in
+          dense) timing=(--bucket-mb 0 --barrier-before-communicate) ;;
+          osgp) timing=() ;;
+          *) timing=(--barrier-before-communicate) ;;
+        esac
+        # Ten steady windows (the first of eleven is warm-up): one window that a process spends in
+        # a slow mode (twice the others' time, now and then on this 2-core machine) moves the
+        # run's mean by a tenth, where with five it moved it by a fifth.
+        echo "== $algo, $p ranks, emulated:$net"
+        "$root/jobs/local/launch.sh" -n "$p" --network "emulated:$net" -- \
+          "$train" --config "$root/configs/digits.toml" --algo "$algo" --mlp-hidden "$hidden" \
+          --max-steps 110 --log-every 10 --threads 1 "${timing[@]}" --db "$db" --quiet
+      done
     done
   done
-done
 
-for model in resnet20 vgg16; do
-  batch=32
-  [ "$model" = vgg16 ] && batch=$vgg_batch
-  for algo in dense topk gtopk; do
-    echo "== $model, batch $batch, $algo, 1 rank: compute and selection time"
-    "$train" --algo "$algo" --model "$model" --dataset synthetic --synthetic-shape 3,32,32 \
-      --synthetic-train $((batch * 8)) --batch-size "$batch" --max-steps 6 --log-every 2 \
-      --threads 2 --db "$db" --quiet
+  for model in resnet20 vgg16; do
+    batch=32
+    [ "$model" = vgg16 ] && batch=$vgg_batch
+    for algo in dense topk gtopk; do
+      echo "== $model, batch $batch, $algo, 1 rank: compute and selection time"
+      "$train" --algo "$algo" --model "$model" --dataset synthetic --synthetic-shape 3,32,32 \
+        --synthetic-train $((batch * 8)) --batch-size "$batch" --max-steps 6 --log-every 2 \
+        --threads 2 --db "$db" --quiet
+    done
   done
-done
+fi
 
 "$report" simulate calibration -f markdown "$db" >"$out/calibration.md"
 "$report" simulate check -f markdown -w 'network~emulated:%' "$db" | tee "$out/check.md" >/dev/null

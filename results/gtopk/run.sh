@@ -14,7 +14,8 @@
 # selection, iteration time; and the final accuracy), norm-study.md, convergence.png,
 # breakdown.png, norm-study.png and runs.sqlite into OUT (default: this directory).
 # --quick: 8 ranks only, 12 iterations at density 0.001 throughout (what
-# tests/results/gtopk_quick.sh runs).
+# tests/results/gtopk_quick.sh runs). --tables-only: only redraw the tables and figures from
+# OUT/runs.sqlite.
 # Needs root for the emulated hosts (network namespaces) and python3-sklearn for the digits set.
 # From a clean clone: scripts/install-deps.sh, then
 #   cmake --preset release && cmake --build --preset release && results/gtopk/run.sh
@@ -22,34 +23,37 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${COMMSGD_BUILD:-$root/build/release}
-out=$here workers=(4 8) from_epoch=1
+out=$here workers=(4 8) from_epoch=1 train=yes
 length=(--epochs 6 --density-schedule 0:0.004,1:0.001 --warmup-epochs 1
   --warmup-start lr-over-workers --lr-schedule 3:0.1,5:0.1)
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) workers=(8) length=(--max-steps 12) from_epoch=0; shift ;;
+    --tables-only) train=no; shift ;;
     --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out"
 report=$build/analysis/report/commsgd-report
 db=$out/runs.sqlite
-rm -f "$db"
-# Ranks that wait yield the 2 cores instead of polling.
-export OMPI_MCA_mpi_yield_when_idle=1
+if [ "$train" = yes ]; then
+  rm -f "$db"
+  # Ranks that wait yield the 2 cores instead of polling.
+  export OMPI_MCA_mpi_yield_when_idle=1
 
-for p in "${workers[@]}"; do
-  for algo in dense topk gtopk; do
-    echo "== $algo, $p ranks, emulated:1gbit"
-    study=()
-    [ "$algo" = dense ] || study=(--norm-study-every 10)
-    "$root/jobs/local/launch.sh" -n "$p" --network emulated:1gbit -- \
-      "$build/trainer/commsgd-train" --config "$root/configs/digits.toml" --algo "$algo" \
-      --density 0.001 --mlp-hidden 8192,4096 "${length[@]}" --bucket-mb 0 \
-      --barrier-before-communicate --threads 1 --log-every 1 "${study[@]}" --db "$db" --quiet
+  for p in "${workers[@]}"; do
+    for algo in dense topk gtopk; do
+      echo "== $algo, $p ranks, emulated:1gbit"
+      study=()
+      [ "$algo" = dense ] || study=(--norm-study-every 10)
+      "$root/jobs/local/launch.sh" -n "$p" --network emulated:1gbit -- \
+        "$build/trainer/commsgd-train" --config "$root/configs/digits.toml" --algo "$algo" \
+        --density 0.001 --mlp-hidden 8192,4096 "${length[@]}" --bucket-mb 0 \
+        --barrier-before-communicate --threads 1 --log-every 1 "${study[@]}" --db "$db" --quiet
+    done
   done
-done
+fi
 
 "$report" sql -f markdown "
   WITH b AS (
