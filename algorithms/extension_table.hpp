@@ -34,12 +34,20 @@ class ExtensionTable {
     for (const Row& row : rows_) names.emplace_back(row.name);
     return names;
   }
-  // "a, b or c"
+  // "a, b or c": every row's name, or those of the rows `keep` keeps.
   std::string choices() const {
+    return choices([](const Row&) { return true; });
+  }
+  template <class Keep>
+  std::string choices(Keep&& keep) const {
+    std::vector<std::string_view> kept;
+    for (const Row& row : rows_) {
+      if (keep(row)) kept.push_back(row.name);
+    }
     std::string text;
-    for (std::size_t i = 0; i < rows_.size(); ++i) {
-      if (i > 0) text += i + 1 == rows_.size() ? " or " : ", ";
-      text += rows_[i].name;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      if (i > 0) text += i + 1 == kept.size() ? " or " : ", ";
+      text += kept[i];
     }
     return text;
   }

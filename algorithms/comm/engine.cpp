@@ -66,9 +66,9 @@ void Engine::stop() {
   if (!thread_.joinable()) return;
   std::unique_lock lock(core_->mutex);
   const bool failed = core_->failure || unwinding();
-  if (failed && !core_->failure) {
-    core_->failure = std::make_exception_ptr(
-        std::runtime_error("communication stopped: the rank failed elsewhere"));
+  if (failed) {
+    core_->fail(std::make_exception_ptr(
+        std::runtime_error("communication stopped: the rank failed elsewhere")));
   }
   stopping_ = true;
   if (failed) fail_pending();
@@ -128,11 +128,8 @@ Engine::Pause Engine::pause() {
   }
   if (pause.try_lock_for(std::chrono::duration<double>(patience))) return pause;
   const std::lock_guard lock(core_->mutex);
-  const auto deadline = std::make_exception_ptr(std::runtime_error(
-      running_ + ": held the state it shares for over " + wait_limit_text(wait_limit_seconds())));
-  if (!core_->failure) core_->failure = deadline;
-  core_->changed.notify_all();
-  std::rethrow_exception(deadline);
+  std::rethrow_exception(core_->fail(std::make_exception_ptr(std::runtime_error(
+      running_ + ": held the state it shares for over " + wait_limit_text(wait_limit_seconds())))));
 }
 
 Engine::Totals Engine::totals() const {
@@ -211,7 +208,7 @@ bool Engine::poll_listeners(std::unique_lock<std::mutex>& lock) {
     }
     lock.lock();
     if (measured) account(*listening->work, outcome);
-    if (outcome.error && !core_->failure) core_->failure = outcome.error;
+    if (outcome.error) core_->fail(outcome.error);
     if (ended) {
       complete(*listening->work, outcome.error);
       std::erase(listeners_, listening);
@@ -249,7 +246,7 @@ void Engine::account(WorkState& work, const Outcome& outcome) {
   totals_.bytes_sent += outcome.bytes_sent;
   totals_.bytes_received += outcome.bytes_received;
   totals_.seconds += outcome.seconds;
-  if (outcome.error && !core_->failure) core_->failure = outcome.error;
+  if (outcome.error) core_->fail(outcome.error);
 }
 
 void Engine::fail_pending() {

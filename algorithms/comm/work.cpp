@@ -51,11 +51,8 @@ void Work::wait() const {
     if (std::isinf(patience)) {
       core.changed.wait(lock, moved);
     } else if (!core.changed.wait_for(lock, std::chrono::duration<double>(patience), moved)) {
-      const auto deadline = std::make_exception_ptr(std::runtime_error(
-          state_->name + ": no progress in " + wait_limit_text(wait_limit_seconds())));
-      if (!core.failure) core.failure = deadline;
-      core.changed.notify_all();
-      std::rethrow_exception(deadline);
+      std::rethrow_exception(core.fail(std::make_exception_ptr(std::runtime_error(
+          state_->name + ": no progress in " + wait_limit_text(wait_limit_seconds())))));
     }
   }
   if (state_->error) std::rethrow_exception(state_->error);

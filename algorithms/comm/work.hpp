@@ -40,6 +40,14 @@ struct EngineCore {
   std::mutex mutex;
   std::condition_variable changed;
   std::exception_ptr failure;  // the first error; sticky
+
+  // Fails the engine with `error` unless it failed already, and wakes every waiter; returns
+  // `error` (lock held).
+  std::exception_ptr fail(std::exception_ptr error) {
+    if (!failure) failure = error;
+    changed.notify_all();
+    return error;
+  }
 };
 
 // One operation's state (guarded by the core's mutex).

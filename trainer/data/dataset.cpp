@@ -118,16 +118,7 @@ bool takes_option(const DatasetRow& row, std::string_view option) {
 }
 
 std::string datasets_taking(std::string_view option) {
-  std::vector<std::string_view> names;
-  for (const DatasetRow& row : dataset_table()) {
-    if (takes_option(row, option)) names.push_back(row.name);
-  }
-  std::string text;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
-    text += names[i];
-  }
-  return text;
+  return dataset_table().choices([&](const DatasetRow& row) { return takes_option(row, option); });
 }
 
 Dataset load_dataset(const DatasetOptions& options) {
