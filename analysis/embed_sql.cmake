@@ -1,4 +1,5 @@
-# Embeds a text file (the SQL schema) into a C++ header as a std::string_view constant.
+# Embeds a text file (the SQL schema, results/papers.toml) into a C++ header as a
+# std::string_view constant.
 #
 #   cmake -DINPUT=analysis/schema.sql -DOUTPUT=<gen>/commsgd/record/schema_sql.hpp \
 #         -DNAME=kSchemaSql [-DNAMESPACE=commsgd::record] -P analysis/embed_sql.cmake

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "analysis/record/peer_failures.hpp"
@@ -15,9 +16,11 @@
 #include "analysis/report/database.hpp"
 #include "analysis/report/format.hpp"
 #include "analysis/report/merge.hpp"
+#include "analysis/report/papers.hpp"
 #include "analysis/report/plot.hpp"
 #include "analysis/report/plot_data.hpp"
 #include "analysis/report/reports.hpp"
+#include "analysis/report/reproduce.hpp"
 #include "analysis/report/simulate.hpp"
 
 namespace commsgd::report {
@@ -285,10 +288,15 @@ void add_simulate(CLI::App& app) {
                              "as measured in the selected runs)",
                              true);
   p->add_compute_option(paper);
-  paper->callback([p] {
+  auto compute_of_paper = std::make_shared<bool>(false);
+  paper->add_flag("--compute-of-paper", *compute_of_paper,
+                  "Each model's computation per iteration as the paper's time breakdown gives it "
+                  "(results/papers.toml), so that only communication is predicted");
+  paper->callback([p, compute_of_paper] {
     const Connection db = p->open();
     const Link link = p->link.given(db).value_or(kPaperGigabitEthernet);
-    print(simulate_paper_report(db, p->filters(), link, p->compute()), p->format);
+    print(simulate_paper_report(db, p->filters(), link, p->compute(), *compute_of_paper),
+          p->format);
   });
 }
 
@@ -433,6 +441,80 @@ void add_plots(CLI::App& app) {
   add_where(selection, l->where, "the bench table");
 }
 
+// One command of this tool, run in this process, with what it prints to stdout captured.
+std::string run_captured(const std::vector<std::string>& args) {
+  CLI::App app;
+  app.name("commsgd-report");
+  app.require_subcommand(1);
+  add_commands(app);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them so
+  std::ostringstream captured;
+  struct Restore {
+    std::streambuf* previous;
+    ~Restore() { std::cout.rdbuf(previous); }
+  } restore{std::cout.rdbuf(captured.rdbuf())};
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw InputError(fmt::format("commsgd-report {}: {}", args.empty() ? "" : args[0], e.what()));
+  }
+  return captured.str();
+}
+
+void add_reproduce(CLI::App& app) {
+  struct Options {
+    std::string spec, output, root = ".";
+    std::vector<std::string> databases;  // NAME=PATH
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "reproduce",
+      "Write a results page from its spec (results/*/page.toml): a paper's values and claims "
+      "(results/papers.toml) beside the tables that commsgd-report commands give over the "
+      "databases the spec names, with each claim's verdict from a query over them");
+  cmd->add_option("spec", o->spec, "The page's spec, e.g. results/gtopk/page.toml")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", o->output,
+                  "Write the page here (- for stdout; default: the spec's page under --root)");
+  cmd->add_option("--root", o->root, "The repository root, which the spec's paths are relative to")
+      ->check(CLI::ExistingDirectory)
+      ->capture_default_str();
+  cmd->add_option("-d,--database", o->databases,
+                  "NAME=PATH: read the spec's database NAME from PATH instead (a copy, say); "
+                  "the page names it by the spec's path all the same")
+      ->allow_extra_args(false);
+  cmd->callback([o] {
+    const PageSpec spec = read_page_spec(o->spec);
+    std::map<std::string, fs::path> database_at;
+    for (const std::string& entry : o->databases) {
+      const std::size_t equals = entry.find('=');
+      if (equals == std::string::npos || equals == 0 || equals + 1 == entry.size()) {
+        throw InputError(fmt::format("--database {}: expected NAME=PATH", entry));
+      }
+      database_at[entry.substr(0, equals)] = entry.substr(equals + 1);
+    }
+    const std::string page = render_page(spec, o->root, database_at, run_captured);
+    if (o->output == "-") {
+      std::cout << page;
+      return;
+    }
+    const fs::path output = o->output.empty() ? fs::path(o->root) / spec.page : fs::path(o->output);
+    std::ofstream out(output);
+    if (!out || !(out << page)) throw InputError(fmt::format("{}: cannot write", output.string()));
+  });
+}
+
+void add_papers(CLI::App& app) {
+  auto format = std::make_shared<Format>(Format::text);
+  CLI::App* cmd = app.add_subcommand(
+      "papers",
+      "The values the reproduced papers report (results/papers.toml, built in), each with where "
+      "it is read; every report's SQL sees them as the table paper_values");
+  add_format(cmd, *format, "text");
+  cmd->callback([format] { print(paper_values_table(), *format); });
+}
+
 }  // namespace
 
 void add_commands(CLI::App& app) {
@@ -442,6 +524,8 @@ void add_commands(CLI::App& app) {
   add_export(app);
   add_sql(app);
   add_plots(app);
+  add_reproduce(app);
+  add_papers(app);
 }
 
 }  // namespace commsgd::report

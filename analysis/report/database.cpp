@@ -7,6 +7,7 @@
 #include "analysis/record/run_figures.hpp"
 #include "analysis/record/views.hpp"
 #include "analysis/report/merge.hpp"
+#include "analysis/report/papers.hpp"
 
 namespace commsgd::report {
 namespace {
@@ -90,14 +91,15 @@ void check_schema(const Connection& db) {
                   version > RunDatabase::kSchemaVersion ? "; use a newer commsgd-report" : ""));
 }
 
-// Current view definitions on this connection only, then no writes at all: `sql` runs whatever
-// read-only query it is given on this connection.
+// Current view definitions and the papers' values on this connection only, then no writes at all:
+// `sql` runs whatever read-only query it is given on this connection.
 void prepare_for_queries(const Connection& db) {
   try {
     record::install_views(db.get(), db.name(), record::ViewScope::temporary);
   } catch (const record::DatabaseError& e) {
     throw InputError(e.what());
   }
+  install_paper_values(db);
   db.exec("PRAGMA query_only = ON");
   sqlite3_limit(db.get(), SQLITE_LIMIT_ATTACHED, 0);  // ATTACH would create files
 }

@@ -37,10 +37,12 @@ using ComputeTimes = std::map<std::string, double>;
 Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& filters,
                               const Link& link, int max_workers, const ComputeTimes& compute);
 
-// ResNet-20 and VGG-16 at 32 workers over `link`: the predicted scaling efficiency of dense,
-// topk and gtopk beside the paper's (docs/design.md, "Reference numbers"), with the difference;
-// computation (unless given) and selection from the selected runs of those models.
+// Each model of the gTop-k paper's scaling-efficiency table (results/papers.toml) at 32 workers
+// over `link`: the predicted scaling efficiency of dense, topk and gtopk beside the paper's, with
+// the difference; computation (unless given) and selection from the selected runs of that model
+// (a note where there are none); with `compute_of_paper`, computation from the paper's time
+// breakdown for the models it gives, so that only communication is predicted.
 Table simulate_paper_report(const Connection& db, const std::vector<Filter>& filters,
-                            const Link& link, const ComputeTimes& compute);
+                            const Link& link, const ComputeTimes& compute, bool compute_of_paper);
 
 }  // namespace commsgd::report
