@@ -10,12 +10,12 @@
 #      with 100mbit and 1gbit links, 110 iterations each (ten steady windows of ten);
 #   3. ResNet-20 (batch 32) and VGG-16 (batch 128) at P = 1, dense, topk and gtopk: the time
 #      besides communication (compute, selection) the scaling predictions start from.
-# Writes calibration.md (the medians the model takes), check.md (predicted against measured
-# seconds of communication and per iteration, every run of the sweep),
-# scaling.md (predicted scaling efficiency up to P = 1024 on the papers' 1 GbE), paper.md (the
-# 32-worker 1 GbE predictions beside the gTop-k paper's table) and runs.sqlite into OUT (default:
-# this directory). --quick: 100mbit only, 2 ranks, dense/topk/gtopk, VGG-16 at batch 16.
-# --tables-only: only redraw the tables from OUT/runs.sqlite.
+# Writes runs.sqlite and the page README.md (commsgd-report reproduce results/costmodel/page.toml:
+# the medians the model takes, predicted against measured seconds of communication and per
+# iteration for every run of the sweep, scaling up to P = 1024 on the papers' 1 GbE, and the
+# 32-worker predictions beside the gTop-k paper's) into OUT (default: this directory), and prints
+# a summary of the check's errors. --quick: 100mbit only, 2 ranks, dense/topk/gtopk, VGG-16 at
+# batch 16, no page. --tables-only: only write the page again from OUT/runs.sqlite.
 # Needs root for the emulated hosts (network namespaces) and python3-sklearn for the digits set.
 # From a clean clone: scripts/install-deps.sh, then
 #   cmake --preset release && cmake --build --preset release && results/costmodel/run.sh
@@ -23,15 +23,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${COMMSGD_BUILD:-$root/build/release}
-out=$here networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128 train=yes
+out=$here networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128 train=yes page=yes
 # The sweep's MLP width, which the calibrations compute between their messages too: the first
-# message after a step costs what the step left of the caches (9–10 µs after a 64-512-10 MLP's
-# 0.5 ms, 12–15 µs after a 64-2048-10's, on the Intel machine of 2026-11-25).
+# message after a step costs more the more of the caches the step displaced.
 hidden=2048
 algos=(dense topk gtopk gaussiank sgp osgp dpsgd)
 while [ $# -gt 0 ]; do
   case $1 in
-    --quick) networks=(100mbit) workers=(2) algos=(dense topk gtopk) vgg_batch=16; shift ;;
+    --quick) networks=(100mbit) workers=(2) algos=(dense topk gtopk) vgg_batch=16 page=no; shift ;;
     --tables-only) train=no; shift ;;
     --out) out=${2:?--out DIR}; shift 2 ;;
     *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
@@ -94,8 +93,6 @@ if [ "$train" = yes ]; then
   done
 fi
 
-"$report" simulate calibration -f markdown "$db" >"$out/calibration.md"
-"$report" simulate check -f markdown -w 'network~emulated:%' "$db" | tee "$out/check.md" >/dev/null
 # Against the communication time, by placement: dense, topk, gtopk, sgp and dpsgd with a core per
 # rank (the target: within 25% of the median of their steady windows), the other algorithms with
 # a core per rank, and runs with more ranks than cores (reported, not targeted). Each against the
@@ -113,5 +110,7 @@ fi
            END { for (w in n) for (c = 15; c >= 13; c -= 2)
                    printf "%s: %d runs, against the windows %s: largest |communication error| %.3f, %d above 0.25\n",
                           w, n[w], c == 13 ? "mean" : "median", worst[w, c], over[w, c] }'
-"$report" simulate scaling -f markdown --max-workers 1024 "$db" | tee "$out/scaling.md"
-"$report" simulate paper -f markdown "$db" | tee "$out/paper.md"
+if [ "$page" = yes ]; then
+  (cd "$root" && "$report" reproduce results/costmodel/page.toml --database runs="$db" \
+    -o "$out/README.md")
+fi

@@ -4,30 +4,25 @@
 # iteration on the graph that the code which produced the paper's numbers, its sgp_pytorch0.5
 # tag, runs: exponential-two-sided-distinct, r + 2^i and r - 2^i in turn, each peer once; osgp
 # with 1 iteration of staleness, the paper's) and that code's D-PSGD baseline (dpsgd, an odd and
-# an even rank averaging with each other: bipartite-exponential-pairs, its graph_type 1) on the
-# digits set, 4 and 8 ranks on emulated hosts linked by 1gbit Ethernet (the cluster in a box).
-# configs/papers/sgp/ and FIDELITY.md (S20, S30) say how these graphs differ from the
-# repository's HEAD.
-# The model is an mlp 64-2048-2048-10 (d = 4.35M): each gossip message is 17 MB, so the link,
-# not the 2 shared cores, decides how long an exchange takes.
-# Writes epochs.md, convergence.png and runs.sqlite into OUT (default: this directory). In
-# epochs.md, train_epoch_s is an epoch's iterations times the mean seconds per iteration: the
-# paper's time per epoch, where an epoch is 5 000 iterations. Here it is only 11 to 22, so the
-# end of an epoch (evaluating the consensus model, which costs an allreduce) would weigh as much
-# as the iterations; wall_epoch_s, evaluation included, is beside it.
-# --quick: 8 ranks only, 2 epochs (what tests/results/sgp_quick.sh runs). --tables-only: only
-# redraw the tables and figure from OUT/runs.sqlite.
-# Needs root for the emulated hosts (network namespaces) and python3-sklearn for the digits set.
-# From a clean clone: scripts/install-deps.sh, then
+# an even rank averaging with each other: bipartite-exponential-pairs, its graph_type 1) train
+# LeNet-5 on Fashion-MNIST (configs/fashion-mnist.toml, 4 epochs), 4 and 8 ranks on emulated
+# hosts linked by 1gbit Ethernet (the cluster in a box). configs/papers/sgp/ and FIDELITY.md
+# (S20, S30) say how these graphs differ from the repository's HEAD.
+# Writes runs.sqlite, convergence.png and the page README.md (commsgd-report reproduce
+# results/sgp/page.toml) into OUT (default: this directory).
+# --quick: 8 ranks only, 24 iterations, no page (what tests/results/sgp_quick.sh runs).
+# --tables-only: only write the figure and the page again from OUT/runs.sqlite.
+# Needs root for the emulated hosts (network namespaces) and Debian's dataset-fashion-mnist
+# (scripts/install-deps.sh). From a clean clone:
 #   cmake --preset release && cmake --build --preset release && results/sgp/run.sh
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${COMMSGD_BUILD:-$root/build/release}
-out=$here workers=(4 8) epochs=8 train=yes
+out=$here workers=(4 8) length=() train=yes page=yes
 while [ $# -gt 0 ]; do
   case $1 in
-    --quick) workers=(8) epochs=2; shift ;;
+    --quick) workers=(8) length=(--max-steps 24) page=no; shift ;;
     --tables-only) train=no; shift ;;
     --out) out=${2:?--out DIR}; shift 2 ;;
     *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
@@ -50,29 +45,13 @@ if [ "$train" = yes ]; then
         *) graph=() ;;
       esac
       "$root/jobs/local/launch.sh" -n "$p" --network emulated:1gbit -- \
-        "$build/trainer/commsgd-train" --config "$root/configs/digits.toml" --algo "$algo" \
-        "${graph[@]}" --mlp-hidden 2048,2048 --epochs "$epochs" --threads 1 --db "$db" --quiet
+        "$build/trainer/commsgd-train" --config "$root/configs/fashion-mnist.toml" \
+        --algo "$algo" "${graph[@]}" "${length[@]}" --threads 1 --db "$db" --quiet
     done
   done
 fi
 
-"$report" sql -f markdown "
-  SELECT r.workers, r.algo,
-         round((SELECT max(s.step) + 1 FROM steps s WHERE s.run_id = r.id) * b.total_s
-               / f.epochs_done, 2) AS train_epoch_s,
-         round(f.wall_seconds / f.epochs_done, 2) AS wall_epoch_s,
-         round(b.total_s, 3) AS iteration_s,
-         round(1e3 * b.communicate_s, 1) AS communicate_ms,
-         round(1e3 * b.wait_s, 1) AS wait_ms,
-         (SELECT CAST(round(avg(s.bytes_sent_mean)) AS INTEGER) FROM steady_steps s
-          WHERE s.run_id = r.id) AS bytes_sent,
-         round(100 * f.final_val_top1, 2) AS val_top1,
-         (SELECT printf('%.3g', e.consensus_distance) FROM epochs e
-          WHERE e.run_id = r.id ORDER BY e.epoch DESC LIMIT 1) AS consensus_distance
-  FROM runs r
-  JOIN time_breakdown b ON b.run_id = r.id
-  JOIN final_metrics f ON f.run_id = r.id
-  ORDER BY r.workers,
-           CASE r.algo WHEN 'dense' THEN 0 WHEN 'sgp' THEN 1 WHEN 'osgp' THEN 2 ELSE 3 END" "$db" |
-  tee "$out/epochs.md"
 "$report" plot convergence "$db" -o "$out/convergence.png"
+if [ "$page" = yes ]; then
+  (cd "$root" && "$report" reproduce results/sgp/page.toml --database runs="$db" -o "$out/README.md")
+fi

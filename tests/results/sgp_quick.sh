@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The SGP reproduction (results/sgp/run.sh), shortened with --quick (8 ranks, 2 epochs): its table
-# has the structure of the committed one, a gossip rank sends one model a iteration (4d bytes)
-# against the allreduce's 2 (P − 1)/P · 4d, an epoch of sgp and of osgp trains in less time than
-# one of dense, only the gossip runs' replicas differ (consensus distance), and the figure is
-# drawn. dpsgd (the SGP code's D-PSGD) is checked for its bytes and its consensus distance. Whether osgp is faster than sgp is read from the committed table, not asserted on 2
-# short epochs.
+# The SGP reproduction (results/sgp/run.sh), shortened with --quick (8 ranks, 24 iterations of
+# LeNet-5 on Fashion-MNIST): every gossip rank sends fewer bytes an iteration than the allreduce,
+# every run timed its iterations, the gossip runs end with a consensus distance above 0 (dense
+# records none: its replicas are the same by construction), and the figure is drawn. Which is
+# faster is not asserted: at LeNet-5's size the gap is within the noise of 24 iterations; the
+# page decides it from the full run (results_tables_match_databases checks the page).
 #   sgp_quick.sh BUILD_DIR      (needs root for the emulated hosts; exit 77: skipped)
 set -euo pipefail
 build=${1:?usage: sgp_quick.sh BUILD_DIR}
@@ -19,25 +19,28 @@ trap 'rm -rf "$out"' EXIT
 
 COMMSGD_BUILD=$build "$committed/run.sh" --quick --out "$out"
 
-[ "$(head -2 "$out/epochs.md")" = "$(head -2 "$committed/epochs.md")" ] ||
-  fail "epochs.md: the header differs from the committed one"
-# Markdown rows "| workers | algo | train_epoch_s | wall_epoch_s | iteration_s | communicate_ms |
-# wait_ms | bytes_sent | val_top1 | consensus_distance |": fields 2.. are the columns.
-awk -F' *\\| *' 'NR > 2 { order = order " " $3; epoch[$3] = $4; bytes[$3] = $9; consensus[$3] = $11 }
+# One line per algorithm: algo,iteration_s,bytes_sent,consensus_distance.
+per_algo=$("$build/analysis/report/commsgd-report" sql -f csv "
+  SELECT r.algo, b.total_s AS iteration_s,
+         (SELECT avg(s.bytes_sent_mean) FROM steady_steps s WHERE s.run_id = r.id) AS bytes_sent,
+         (SELECT e.consensus_distance FROM epochs e WHERE e.run_id = r.id
+          ORDER BY e.epoch DESC LIMIT 1) AS consensus_distance
+  FROM runs r JOIN time_breakdown b ON b.run_id = r.id
+  ORDER BY CASE r.algo WHEN 'dense' THEN 0 WHEN 'sgp' THEN 1 WHEN 'osgp' THEN 2 ELSE 3 END" \
+  "$out/runs.sqlite")
+awk -F, 'NR > 1 { order = order " " $1; s[$1] = $2; bytes[$1] = $3; consensus[$1] = $4 }
   END {
     if (order != " dense sgp osgp dpsgd") { print "rows: " order; exit 1 }
+    for (a in s) if (!(s[a] > 0)) { print a ": no iteration time"; exit 1 }
     if (!(bytes["sgp"] < bytes["dense"] && bytes["osgp"] < bytes["dense"] &&
           bytes["dpsgd"] < bytes["dense"])) {
       print "a gossip rank sends as much as the allreduce"; exit 1
     }
-    if (!(epoch["sgp"] < epoch["dense"] && epoch["osgp"] < epoch["dense"])) {
-      print "a gossip epoch is not faster than a dense one"; exit 1
-    }
-    if (!(consensus["dense"] == 0 && consensus["sgp"] > 0 && consensus["osgp"] > 0 &&
+    if (!(consensus["dense"] == "" && consensus["sgp"] > 0 && consensus["osgp"] > 0 &&
           consensus["dpsgd"] > 0)) {
       print "consensus distance: dense " consensus["dense"] ", sgp " consensus["sgp"] \
             ", osgp " consensus["osgp"] ", dpsgd " consensus["dpsgd"]; exit 1
     }
-  }' "$out/epochs.md" || fail "epochs.md: $(cat "$out/epochs.md")"
+  }' <<<"$per_algo" || fail "per algorithm: $per_algo"
 [ -s "$out/convergence.png" ] || fail "convergence.png was not drawn"
-echo "sgp reproduction, shortened: table, orderings and figure as expected"
+echo "sgp reproduction, shortened: orderings and figure as expected"

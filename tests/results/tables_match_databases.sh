@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # No drift between results/ and its databases: each results directory's run.sh, with
-# --tables-only, redraws its tables from a copy of the committed databases, and every table it
-# writes must be the committed one, byte for byte. A figure typed into a table by hand, or a
-# database replaced without its tables (or the other way round), fails here.
+# --tables-only, writes its tables and page again from a copy of the committed databases, and
+# every one it writes must be the committed one, byte for byte; so must the index,
+# results/README.md, that `commsgd-report reproduce results/index.toml` writes. A figure typed
+# into a page by hand, or a database replaced without its page (or the other way round), fails
+# here.
 #   tables_match_databases.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 source_dir=$1 build=$2
@@ -26,5 +28,10 @@ for dir in "$source_dir"/results/*/; do
     compared=$((compared + 1))
   done
 done
+(cd "$source_dir" && "$build/analysis/report/commsgd-report" reproduce results/index.toml \
+  -o "$work/index.md") || fail "commsgd-report reproduce results/index.toml"
+diff -u "$source_dir/results/README.md" "$work/index.md" ||
+  fail "results/README.md differs from what results/index.toml and the databases give"
+compared=$((compared + 1))
 [ "$compared" -gt 0 ] || fail "no tables compared"
-echo "tables_match_databases: $compared tables, each what its database gives"
+echo "tables_match_databases: $compared tables and pages, each what its database gives"
