@@ -96,7 +96,8 @@ COMMSGD_AVX512 void finish_run(MergeSide a, MergeSide b, Run run, std::uint32_t*
 // The merge in two runs, cut at a's middle entry and b's first at or past its index, whose
 // blocks alternate: a block waits on the one before in its run (its loads start where that one
 // stopped), and the other run's block fills that wait. Two runs nearly halved the merge; four
-// were slower than two (results/performance.md, "The merge with AVX-512").
+// were slower than two (docs/design.md, "Aggregations"; the measurements are in the history of
+// results/performance.md).
 template <bool Tagged>
 COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_indices,
                                  float* out_values, std::uint32_t* out_tags) {

@@ -220,7 +220,7 @@ std::size_t gather_bracket(const float* __restrict values, std::size_t n, AbsKey
 // Up to this many entries, the union's k-th key is found among all of them by one partial sort:
 // a bracket's sample (two partial sorts of up to 1024 keys) and histogram (2048 bins) have a
 // fixed cost that a small union (gTop-k's at ρ = 0.001 of a small model) does not repay; the two
-// ways cost the same at about 1500 entries (results/performance.md, "Collectives").
+// ways cost the same at about 1500 entries (docs/design.md, "Aggregations": the merge).
 constexpr std::size_t kSmallUnion = 1024;
 
 // A bracket [low, high] around the k-th key of the m merged entries, from a strided sample of

@@ -228,7 +228,7 @@ std::optional<int> MpiCommunicator::do_probe(int peer) {
 
 // Each part is a message of its own, sent from where it lies: one datatype over the parts'
 // addresses would be one message, but Open MPI packs such a datatype through its shared-memory
-// buffers, a copy that two messages avoid (results/performance.md, "Collectives"). The
+// buffers, a copy that two messages avoid (docs/design.md, "Aggregations": the transfer). The
 // peer's messages are matched (MPI_Mprobe) before recv is sized to hold them all.
 void MpiCommunicator::do_exchange(MessageParts send, int peer, std::vector<std::byte>& recv) {
   const std::size_t n = send.size();

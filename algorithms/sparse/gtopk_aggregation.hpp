@@ -18,7 +18,7 @@ class GtopkAggregation final : public Aggregation {
   // A round's set of 8k bytes travels packed in one message below this size, and from it on as
   // two messages, values and indices, from where the set holds them: a large set's pack is a
   // pass over it and a second copy, which costs more than a second message, while a small set's
-  // second message costs more than its pack over TCP (results/performance.md, "Collectives"). Every
+  // second message costs more than its pack over TCP (docs/design.md, "Aggregations"). Every
   // rank has the same k, so partners agree on how many messages to expect.
   static constexpr std::size_t kPartsFromBytes = 64 * 1024;
 

@@ -3,22 +3,49 @@
 #include <ATen/Parallel.h>
 #include <fmt/core.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <fstream>
 #include <thread>
 
 #include "algorithms/stopwatch.hpp"
 
 namespace commsgd::bench {
+namespace {
+
+// The value of the first line of `file` that starts with `key`, after its separator; "" if none.
+std::string first_value(const char* file, const std::string& key, char separator) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(key)) continue;
+    std::string value = line.substr(line.find(separator) + 1);
+    value.erase(0, value.find_first_not_of(" \t\""));
+    while (!value.empty() && (value.back() == '"' || value.back() == ' ')) value.pop_back();
+    return value;
+  }
+  return {};
+}
+
+// What a reader needs to weigh a time: the processor and its cores, the system, the LibTorch.
+const nlohmann::json& machine() {
+  static const nlohmann::json described = {
+      {"cpu", first_value("/proc/cpuinfo", "model name", ':')},
+      {"cores", std::thread::hardware_concurrency()},
+      {"os", first_value("/etc/os-release", "PRETTY_NAME", '=')},
+      {"libtorch", TORCH_VERSION}};
+  return described;
+}
+
+}  // namespace
 
 record::BenchRow bench_row(const std::string& suite, const std::string& name,
                            const nlohmann::json& params, double value, const std::string& unit) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  const nlohmann::json machine = {{"cores", std::thread::hardware_concurrency()}};
-  return {suite, name, params.dump(), value, unit, host, machine.dump(), COMMSGD_GIT_REVISION};
+  return {suite, name, params.dump(), value, unit, host, machine().dump(), COMMSGD_GIT_REVISION};
 }
 
 void record_bench(const std::string& db, const std::vector<record::BenchRow>& rows) {

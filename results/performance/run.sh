@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# commsgd's speed and memory against their anchors, on this machine: every benchmark of the
+# performance page (commsgd-bench, recorded in bench.sqlite with the machine it ran on), then the
+# page, README.md (commsgd-report reproduce results/performance/page.toml):
+#   kernels           each selector against torch::topk and the one-pass floor, one thread
+#   collectives       gTop-k's exchange against the allgather and the allreduce, 2, 4 and 8
+#                     ranks over shared memory
+#   trainer-overhead  commsgd-train's iteration against a bare LibTorch loop, one process
+#   peak-memory       each algorithm's peak resident memory over dense's, 2 ranks
+#   dense-overlap     dense's buckets overlapped with backward against one allreduce after it,
+#                     2 ranks, every transfer slowed to 1 Gbit/s
+# Run it alone on the machine: the figures are times. --tables-only: only write the page again
+# from OUT/bench.sqlite. Writes into OUT (default: this directory).
+# From a clean clone: cmake --preset release && cmake --build --preset release &&
+#   results/performance/run.sh
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${COMMSGD_BUILD:-$root/build/release}
+out=$here train=yes
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tables-only) train=no; shift ;;
+    --out) out=${2:?--out DIR}; shift 2 ;;
+    *) echo "usage: $0 [--tables-only] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+report=$build/analysis/report/commsgd-report
+bench=$build/tests/bench/commsgd-bench
+db=$out/bench.sqlite
+# peak-memory starts mpirun jobs of its own, so root's permission goes by the environment.
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi=(mpirun --oversubscribe --bind-to none -x OMP_NUM_THREADS=1)
+
+if [ "$train" = yes ]; then
+  rm -f "$db"
+  echo "== kernels"
+  "$bench" kernels --db "$db"
+  for p in 2 4 8; do
+    echo "== collectives, $p ranks"
+    "${mpi[@]}" -np "$p" "$bench" collectives --repeats 3 --db "$db"
+  done
+  echo "== trainer-overhead"
+  "$bench" trainer-overhead --model resnet20 --batch-size 32 --threads 1 --db "$db"
+  echo "== peak-memory"
+  "$bench" peak-memory --repeats 3 --db "$db"
+  echo "== dense-overlap"
+  "${mpi[@]}" -np 2 "$bench" dense-overlap --db "$db"
+fi
+
+(cd "$root" && "$report" reproduce results/performance/page.toml --database bench="$db" \
+  -o "$out/README.md")
