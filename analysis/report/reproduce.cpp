@@ -103,7 +103,7 @@ std::string shown_command(const std::vector<std::string>& args, const std::strin
   std::string shown = "commsgd-report";
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (i > 0 && args[0] == "sql" && i == 1) {
+    if (i == 1 && args[0] == "sql") {
       shown += " QUERY";
     } else if (a.find_first_of(" '\"$*?") != std::string::npos) {
       shown += " '" + a + "'";
@@ -229,8 +229,9 @@ class PageWriter {
     const std::map<std::string, fs::path> committed;
     for (const std::string& file : spec_.summarize) {
       const PageSpec page = read_page_spec(root_ / file);
-      if (page.paper.empty())
+      if (page.paper.empty()) {
         throw InputError(fmt::format("{}: {} is not a paper's page", spec_.file.string(), file));
+      }
       Databases databases(page, root_, committed);
       for (const PageClaim& pc : page.claims) {
         const Verdict v = decide(page, pc, databases);

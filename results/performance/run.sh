@@ -9,6 +9,8 @@
 #   peak-memory       each algorithm's peak resident memory over dense's, 2 ranks
 #   dense-overlap     dense's buckets overlapped with backward against one allreduce after it,
 #                     2 ranks, every transfer slowed to 1 Gbit/s
+#   DDP               the same dense training, as is, against PyTorch's DistributedDataParallel
+#                     (tests/bench/ddp_baseline.py, Debian's python3-torch), alternated 3 times
 # Run it alone on the machine: the figures are times. --tables-only: only write the page again
 # from OUT/bench.sqlite. Writes into OUT (default: this directory).
 # From a clean clone: cmake --preset release && cmake --build --preset release &&
@@ -32,6 +34,7 @@ db=$out/bench.sqlite
 # peak-memory starts mpirun jobs of its own, so root's permission goes by the environment.
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=(mpirun --oversubscribe --bind-to none -x OMP_NUM_THREADS=1)
+python=${COMMSGD_PYTHON:-/usr/bin/python3}  # Debian's, with python3-torch
 
 if [ "$train" = yes ]; then
   rm -f "$db"
@@ -47,6 +50,12 @@ if [ "$train" = yes ]; then
   "$bench" peak-memory --repeats 3 --db "$db"
   echo "== dense-overlap"
   "${mpi[@]}" -np 2 "$bench" dense-overlap --db "$db"
+  for repeat in 1 2 3; do
+    echo "== dense against PyTorch DDP, $repeat of 3"
+    "$python" "$root/tests/bench/ddp_baseline.py" --db "$db"
+    "${mpi[@]}" -np 2 "$bench" dense-overlap --link-mbps 0 --network shared-memory --repeats 1 \
+      --db "$db"
+  done
 fi
 
 (cd "$root" && "$report" reproduce results/performance/page.toml --database bench="$db" \
