@@ -15,19 +15,9 @@
 # Needs Debian's dataset-fashion-mnist (scripts/install-deps.sh). From a clean clone:
 #   cmake --preset release && cmake --build --preset release && results/accuracy/run.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${COMMSGD_BUILD:-$root/build/release}
-out=$here train=yes
-while [ $# -gt 0 ]; do
-  case $1 in
-    --tables-only) train=no; shift ;;
-    --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--tables-only] [--out DIR]" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-report=$build/analysis/report/commsgd-report
+# shellcheck source=../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+read_options "$@"
 db=$out/runs.sqlite
 as_root=()
 [ "$(id -u)" = 0 ] && as_root=(--allow-run-as-root)

@@ -20,24 +20,15 @@
 # From a clean clone: scripts/install-deps.sh, then
 #   cmake --preset release && cmake --build --preset release && results/costmodel/run.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${COMMSGD_BUILD:-$root/build/release}
-out=$here networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128 train=yes page=yes
+# shellcheck source=../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+networks=(100mbit 1gbit) workers=(2 4) vgg_batch=128
 # The sweep's MLP width, which the calibrations compute between their messages too: the first
 # message after a step costs more the more of the caches the step displaced.
 hidden=2048
 algos=(dense topk gtopk gaussiank sgp osgp dpsgd)
-while [ $# -gt 0 ]; do
-  case $1 in
-    --quick) networks=(100mbit) workers=(2) algos=(dense topk gtopk) vgg_batch=16 page=no; shift ;;
-    --tables-only) train=no; shift ;;
-    --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-report=$build/analysis/report/commsgd-report
+quick() { networks=(100mbit) workers=(2) algos=(dense topk gtopk) vgg_batch=16; }
+read_options "$@"
 train=$build/trainer/commsgd-train
 db=$out/runs.sqlite
 if [ "$train" = yes ]; then
@@ -110,7 +101,4 @@ fi
            END { for (w in n) for (c = 15; c >= 13; c -= 2)
                    printf "%s: %d runs, against the windows %s: largest |communication error| %.3f, %d above 0.25\n",
                           w, n[w], c == 13 ? "mean" : "median", worst[w, c], over[w, c] }'
-if [ "$page" = yes ]; then
-  (cd "$root" && "$report" reproduce results/costmodel/page.toml --database runs="$db" \
-    -o "$out/README.md")
-fi
+[ "$page" = no ] || write_page results/costmodel/page.toml runs="$db"

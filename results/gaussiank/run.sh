@@ -16,20 +16,11 @@
 # python3-matplotlib for the figures. From a clean clone: scripts/install-deps.sh, then
 #   cmake --preset release && cmake --build --preset release && results/gaussiank/run.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${COMMSGD_BUILD:-$root/build/release}
-out=$here sizes=(1000000 25000000) length=() train=yes page=yes
-while [ $# -gt 0 ]; do
-  case $1 in
-    --quick) sizes=(1000000) length=(--max-steps 24) page=no; shift ;;
-    --tables-only) train=no; shift ;;
-    --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-report=$build/analysis/report/commsgd-report
+# shellcheck source=../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+sizes=(1000000 25000000) length=()
+quick() { sizes=(1000000) length=(--max-steps 24); }
+read_options "$@"
 bench_db=$out/bench.sqlite runs_db=$out/runs.sqlite
 if [ "$train" = yes ]; then
   rm -f "$bench_db" "$runs_db"
@@ -51,7 +42,4 @@ fi
 
 "$report" plot grad-stats "$runs_db" -o "$out/contraction.png"
 "$report" plot selection "$bench_db" -o "$out/selection.png"
-if [ "$page" = yes ]; then
-  (cd "$root" && "$report" reproduce results/gaussiank/page.toml --database runs="$runs_db" \
-    --database bench="$bench_db" -o "$out/README.md")
-fi
+[ "$page" = no ] || write_page results/gaussiank/page.toml runs="$runs_db" bench="$bench_db"

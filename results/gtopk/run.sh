@@ -18,22 +18,13 @@
 # (scripts/install-deps.sh). From a clean clone:
 #   cmake --preset release && cmake --build --preset release && results/gtopk/run.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${COMMSGD_BUILD:-$root/build/release}
-out=$here workers=(4 8) train=yes page=yes
+# shellcheck source=../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+workers=(4 8)
 length=(--density-schedule 0:0.004,1:0.001 --warmup-epochs 1 --warmup-start lr-over-workers
   --lr-schedule 3:0.1)
-while [ $# -gt 0 ]; do
-  case $1 in
-    --quick) workers=(8) length=(--max-steps 12) page=no; shift ;;
-    --tables-only) train=no; shift ;;
-    --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-report=$build/analysis/report/commsgd-report
+quick() { workers=(8) length=(--max-steps 12); }
+read_options "$@"
 db=$out/runs.sqlite
 if [ "$train" = yes ]; then
   rm -f "$db"
@@ -56,6 +47,4 @@ fi
 "$report" plot convergence "$db" -o "$out/convergence.png"
 "$report" plot breakdown "$db" -o "$out/breakdown.png"
 "$report" plot norm-study "$db" -o "$out/norm-study.png"
-if [ "$page" = yes ]; then
-  (cd "$root" && "$report" reproduce results/gtopk/page.toml --database runs="$db" -o "$out/README.md")
-fi
+[ "$page" = no ] || write_page results/gtopk/page.toml runs="$db"

@@ -16,19 +16,9 @@
 # From a clean clone: cmake --preset release && cmake --build --preset release &&
 #   results/performance/run.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${COMMSGD_BUILD:-$root/build/release}
-out=$here train=yes
-while [ $# -gt 0 ]; do
-  case $1 in
-    --tables-only) train=no; shift ;;
-    --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--tables-only] [--out DIR]" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-report=$build/analysis/report/commsgd-report
+# shellcheck source=../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+read_options "$@"
 bench=$build/tests/bench/commsgd-bench
 db=$out/bench.sqlite
 # peak-memory starts mpirun jobs of its own, so root's permission goes by the environment.
@@ -58,5 +48,4 @@ if [ "$train" = yes ]; then
   done
 fi
 
-(cd "$root" && "$report" reproduce results/performance/page.toml --database bench="$db" \
-  -o "$out/README.md")
+write_page results/performance/page.toml bench="$db"

@@ -16,20 +16,11 @@
 # (scripts/install-deps.sh). From a clean clone:
 #   cmake --preset release && cmake --build --preset release && results/sgp/run.sh
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${COMMSGD_BUILD:-$root/build/release}
-out=$here workers=(4 8) length=() train=yes page=yes
-while [ $# -gt 0 ]; do
-  case $1 in
-    --quick) workers=(8) length=(--max-steps 24) page=no; shift ;;
-    --tables-only) train=no; shift ;;
-    --out) out=${2:?--out DIR}; shift 2 ;;
-    *) echo "usage: $0 [--quick] [--tables-only] [--out DIR]" >&2; exit 2 ;;
-  esac
-done
-mkdir -p "$out"
-report=$build/analysis/report/commsgd-report
+# shellcheck source=../common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+workers=(4 8) length=()
+quick() { workers=(8) length=(--max-steps 24); }
+read_options "$@"
 db=$out/runs.sqlite
 # Ranks that wait yield the 2 cores instead of polling.
 export OMPI_MCA_mpi_yield_when_idle=1
@@ -52,6 +43,4 @@ if [ "$train" = yes ]; then
 fi
 
 "$report" plot convergence "$db" -o "$out/convergence.png"
-if [ "$page" = yes ]; then
-  (cd "$root" && "$report" reproduce results/sgp/page.toml --database runs="$db" -o "$out/README.md")
-fi
+[ "$page" = no ] || write_page results/sgp/page.toml runs="$db"
