@@ -34,6 +34,18 @@ std::vector<Filter> parse_filters(const std::vector<std::string>& where) {
   return filters;
 }
 
+// An option's NAME=VALUE entry, both parts non-empty; otherwise InputError
+// "OPTION ENTRY: expected EXPECTED".
+std::pair<std::string, std::string> name_and_value(const std::string& entry,
+                                                   std::string_view option,
+                                                   std::string_view expected) {
+  const std::size_t equals = entry.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == entry.size()) {
+    throw InputError(fmt::format("{} {}: expected {}", option, entry, expected));
+  }
+  return {entry.substr(0, equals), entry.substr(equals + 1)};
+}
+
 // What every command over runs takes: the databases and which of their runs.
 struct Selection {
   std::vector<std::string> databases;
@@ -213,19 +225,16 @@ void add_simulate(CLI::App& app) {
     // Throws InputError for an entry that is not MODEL=MILLISECONDS with a positive, finite time.
     ComputeTimes compute() const {
       ComputeTimes seconds;
+      constexpr std::string_view expected = "MODEL=MILLISECONDS, a positive time";
       for (const std::string& entry : compute_ms) {
-        const std::size_t equals = entry.find('=');
+        const auto [model, text] = name_and_value(entry, "--compute-ms", expected);
         double ms = 0;
-        const char* const last = entry.data() + entry.size();
-        const auto parsed = equals == std::string::npos
-                                ? std::from_chars_result{nullptr, std::errc::invalid_argument}
-                                : std::from_chars(entry.data() + equals + 1, last, ms);
-        if (equals == 0 || parsed.ec != std::errc() || parsed.ptr != last || !std::isfinite(ms) ||
-            ms <= 0) {
-          throw InputError(
-              fmt::format("--compute-ms {}: expected MODEL=MILLISECONDS, a positive time", entry));
+        const char* const last = text.data() + text.size();
+        const auto parsed = std::from_chars(text.data(), last, ms);
+        if (parsed.ec != std::errc() || parsed.ptr != last || !std::isfinite(ms) || ms <= 0) {
+          throw InputError(fmt::format("--compute-ms {}: expected {}", entry, expected));
         }
-        seconds[entry.substr(0, equals)] = ms / 1e3;
+        seconds[model] = ms / 1e3;
       }
       return seconds;
     }
@@ -488,11 +497,8 @@ void add_reproduce(CLI::App& app) {
     const PageSpec spec = read_page_spec(o->spec);
     std::map<std::string, fs::path> database_at;
     for (const std::string& entry : o->databases) {
-      const std::size_t equals = entry.find('=');
-      if (equals == std::string::npos || equals == 0 || equals + 1 == entry.size()) {
-        throw InputError(fmt::format("--database {}: expected NAME=PATH", entry));
-      }
-      database_at[entry.substr(0, equals)] = entry.substr(equals + 1);
+      const auto [name, path] = name_and_value(entry, "--database", "NAME=PATH");
+      database_at[name] = path;
     }
     const std::string page = render_page(spec, o->root, database_at, run_captured);
     if (o->output == "-") {

@@ -85,10 +85,12 @@ std::vector<Paper> parse_papers() {
   return all;
 }
 
-std::string known_papers() {
-  std::string names;
-  for (const Paper& p : papers()) names += (names.empty() ? "" : ", ") + p.key;
-  return names;
+// "a, b, c": the keys of papers or of claims, for an error that lists the known ones.
+template <class Keyed>
+std::string keys_of(const std::vector<Keyed>& items) {
+  std::vector<std::string> keys;
+  for (const Keyed& item : items) keys.push_back(item.key);
+  return fmt::format("{}", fmt::join(keys, ", "));
 }
 
 }  // namespace
@@ -97,9 +99,8 @@ const PaperClaim& Paper::claim(std::string_view wanted) const {
   for (const PaperClaim& c : claims) {
     if (c.key == wanted) return c;
   }
-  std::string names;
-  for (const PaperClaim& c : claims) names += (names.empty() ? "" : ", ") + c.key;
-  throw InputError(fmt::format("paper {} has no claim '{}' (its claims: {})", key, wanted, names));
+  throw InputError(
+      fmt::format("paper {} has no claim '{}' (its claims: {})", key, wanted, keys_of(claims)));
 }
 
 const std::vector<Paper>& papers() {
@@ -111,20 +112,34 @@ const Paper& paper(std::string_view key) {
   for (const Paper& p : papers()) {
     if (p.key == key) return p;
   }
-  throw InputError(fmt::format("no paper '{}' (the papers: {})", key, known_papers()));
+  throw InputError(fmt::format("no paper '{}' (the papers: {})", key, keys_of(papers())));
+}
+
+Table paper_values_table(const Paper& p) {
+  Table t{{"source", "quantity", "model", "algo", "workers", "value", "unit", "note"}, {}};
+  const auto text_or_null = [](const std::string& s) { return s.empty() ? Value{} : Value{s}; };
+  for (const PaperValue& v : p.values) {
+    t.rows.push_back({v.source, v.quantity, text_or_null(v.model), text_or_null(v.algo),
+                      v.workers ? Value{*v.workers} : Value{}, v.value, v.unit,
+                      text_or_null(v.note)});
+  }
+  return t;
 }
 
 Table paper_values_table() {
-  Table t{{"paper", "source", "quantity", "model", "algo", "workers", "value", "unit", "note"}, {}};
-  const auto text_or_null = [](const std::string& s) { return s.empty() ? Value{} : Value{s}; };
+  Table all;
   for (const Paper& p : papers()) {
-    for (const PaperValue& v : p.values) {
-      t.rows.push_back({p.key, v.source, v.quantity, text_or_null(v.model), text_or_null(v.algo),
-                        v.workers ? Value{*v.workers} : Value{}, v.value, v.unit,
-                        text_or_null(v.note)});
+    Table one = paper_values_table(p);
+    if (all.columns.empty()) {
+      all.columns = one.columns;
+      all.columns.insert(all.columns.begin(), "paper");
+    }
+    for (Row& row : one.rows) {
+      row.insert(row.begin(), p.key);
+      all.rows.push_back(std::move(row));
     }
   }
-  return t;
+  return all;
 }
 
 void install_paper_values(const Connection& db) {
@@ -132,9 +147,10 @@ void install_paper_values(const Connection& db) {
       "CREATE TEMP TABLE paper_values (paper TEXT NOT NULL, source TEXT NOT NULL, quantity TEXT "
       "NOT NULL, model TEXT, algo TEXT, workers INTEGER, value REAL NOT NULL, unit TEXT NOT NULL, "
       "note TEXT)");
-  const Table values = paper_values_table();
-  for (const Row& row : values.rows) {
-    db.query("INSERT INTO paper_values VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row);
+  Statement insert(db, "INSERT INTO paper_values VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const Row& row : paper_values_table().rows) {
+    insert.bind(row);
+    insert.step();
   }
 }
 

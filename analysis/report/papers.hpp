@@ -43,8 +43,9 @@ struct Paper {
 const std::vector<Paper>& papers();
 // Throws InputError naming the known papers.
 const Paper& paper(std::string_view key);
-// Every paper's values, one row each: paper, source, quantity, model, algo, workers, value,
-// unit, note.
+// A paper's values, one row each: source, quantity, model, algo, workers, value, unit, note.
+Table paper_values_table(const Paper& p);
+// Every paper's values, the same columns after the paper's key (paper).
 Table paper_values_table();
 // paper_values_table() as the TEMP table paper_values on `db` (before it refuses writes).
 void install_paper_values(const Connection& db);

@@ -261,13 +261,7 @@ class PageWriter {
         "From results/papers.toml (`commsgd-report papers`; in SQL, the table paper_values), each "
         "value with where it is read. {}\n\n",
         trimmed(p.sources));
-    Table values = paper_values_table();
-    const std::size_t paper_column = values.column("paper");
-    std::erase_if(values.rows,
-                  [&](const Row& r) { return std::get<std::string>(r[paper_column]) != p.key; });
-    for (Row& r : values.rows) r.erase(r.begin() + static_cast<std::ptrdiff_t>(paper_column));
-    values.columns.erase(values.columns.begin() + static_cast<std::ptrdiff_t>(paper_column));
-    out_ += table_markdown(values) + "\n";
+    out_ += table_markdown(paper_values_table(p)) + "\n";
   }
 
   void write_claims(const Paper& p) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace commsgd::testing {
@@ -15,6 +16,18 @@ ProcessResult report(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {COMMSGD_REPORT};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, std::chrono::seconds(120));
+}
+
+void expect_one_line_error(const ProcessResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(r.output.starts_with("commsgd-report: error: ")) << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "one line: " << r.output;
+  EXPECT_NE(r.output.find(fragment), std::string::npos) << r.output;
+}
+
+std::string contents(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 nlohmann::json report_json(std::vector<std::string> args) {

@@ -16,6 +16,12 @@ namespace commsgd::testing {
 // commsgd-report args... (stdout and stderr together).
 ProcessResult report(const std::vector<std::string>& args);
 
+// Bad input: exit status 2 and exactly one line, the error, naming the problem (`fragment`).
+void expect_one_line_error(const ProcessResult& r, const std::string& fragment);
+
+// A file's bytes.
+std::string contents(const std::filesystem::path& file);
+
 // commsgd-report args... --format json, parsed; a failed run fails the test and returns null.
 nlohmann::json report_json(std::vector<std::string> args);
 

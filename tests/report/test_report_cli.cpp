@@ -6,7 +6,6 @@
 #include <sqlite3.h>
 
 #include <fstream>
-#include <iterator>
 
 #include "analysis/record/peer_failures.hpp"
 #include "analysis/record/run_database.hpp"
@@ -20,25 +19,12 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using R = HandmadeRuns;
 
-std::string contents(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 void exec(const fs::path& db, const std::string& sql) {
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
   EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
       << sqlite3_errmsg(raw);
   sqlite3_close(raw);
-}
-
-// Bad input: exit status 2 and exactly one line, the error, naming the problem.
-void expect_one_line_error(const ProcessResult& r, const std::string& fragment) {
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(r.output.starts_with("commsgd-report: error: ")) << r.output;
-  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "one line: " << r.output;
-  EXPECT_NE(r.output.find(fragment), std::string::npos) << r.output;
 }
 
 class ReportCli : public ::testing::Test {

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <iterator>
 
 #include "tests/report/handmade_db.hpp"
 #include "tests/report/report_cli.hpp"
@@ -16,20 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string contents(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 void write(const fs::path& file, const std::string& text) {
   std::ofstream(file) << text;
-}
-
-void expect_one_line_error(const ProcessResult& r, const std::string& fragment) {
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(r.output.starts_with("commsgd-report: error: ")) << r.output;
-  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "one line: " << r.output;
-  EXPECT_NE(r.output.find(fragment), std::string::npos) << r.output;
 }
 
 // The gTop-k claims a page must decide, all but `checked` as not testable.
