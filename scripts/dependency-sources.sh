@@ -4,13 +4,15 @@
 # source packages of the same upstream releases, from the Debian archive the system already uses,
 # through a private apt configuration (nothing is added to the system's sources, nothing is
 # installed). Each is checked to be the pinned release (the upstream version in its file name),
-# then unpacked into DIR/NAME, and the CMake arguments that point FetchContent at them are
+# unpacked into DIR/NAME, and checked to hold the pinned commit's files where the build reads them
+# (scripts/check-dependency-copy.sh); then the CMake arguments that point FetchContent at them are
 # printed, one a line.
 #
 # Where the archive has no source package of toml++ (some mirrors answer 404 for it), DIR/
 # tomlplusplus holds the headers of Debian's binary package of the same release (toml++ is
-# header-only) under a CMakeLists.txt written here that declares the library's target as toml++'s
-# own does (tomlplusplus::tomlplusplus), and says so on stderr.
+# header-only; they are checked to be the pinned commit's include/toml++ as any copy is) under a
+# CMakeLists.txt written here that declares the library's target as toml++'s own does
+# (tomlplusplus::tomlplusplus), and says so on stderr.
 #
 # Usage: scripts/dependency-sources.sh DIR   (the downloads are cached in DIR/downloads)
 set -euo pipefail
@@ -88,5 +90,6 @@ EOF
     echo "dependency-sources: could not download the source package $package" >&2
     exit 1
   fi
+  "$root/scripts/check-dependency-copy.sh" "$name" "$dir/$name" || exit 1
   echo "-DFETCHCONTENT_SOURCE_DIR_${name^^}=$dir/$name"
 done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A site without CLI11, fmt, nlohmann_json, toml++ and GoogleTest: with all five hidden from CMake
 # (CMAKE_DISABLE_FIND_PACKAGE_*), a fresh build directory configures by fetching the pinned
-# releases (from local copies: scripts/dependency-sources.sh), builds, and passes the unit tests;
+# releases (from local copies: scripts/dependency-sources.sh, each checked to hold the pinned
+# commit's files; a copy with one byte changed is refused), builds, and passes the unit tests;
 # installed, the fetched libraries go with it, and its CMake package gives commsgd::algorithms to
 # a project that finds them there.
 #   fetched_dependencies.sh SOURCE_DIR WORK_DIR   (WORK_DIR is kept: the sources are cached there)
@@ -12,6 +13,16 @@ source "$here/../support/script.sh"
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 mapfile -t local_copies < <("$source_dir/scripts/dependency-sources.sh" "$work/sources")
+[ ${#local_copies[@]} -eq 5 ] || fail "dependency-sources.sh gave ${#local_copies[@]} copies, not 5"
+
+altered=$work/altered-tomlplusplus
+rm -rf "$altered" && cp -r "$work/sources/tomlplusplus" "$altered"
+printf ' ' >>"$altered/include/toml++/toml.h"
+! "$source_dir/scripts/check-dependency-copy.sh" tomlplusplus "$altered" 2>"$work/altered.log" ||
+  fail "a toml++ copy with a header changed passed as the pinned commit's"
+grep -q "^check-dependency-copy: tomlplusplus: $altered/include/toml++ is not the pinned commit's" \
+  "$work/altered.log" || fail "the refusal of the changed copy: $(cat "$work/altered.log")"
+
 hidden=()
 for name in CLI11 fmt nlohmann_json tomlplusplus GTest; do
   hidden+=("-DCMAKE_DISABLE_FIND_PACKAGE_$name=ON")
