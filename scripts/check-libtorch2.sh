@@ -103,9 +103,11 @@ for unit in "${units[@]}"; do
     failed=$((failed + 1))
     continue
   fi
-  if grep -E '/nccl\.h$' <<<"$deps" | grep -qvF "$root/"; then
+  # ninja names a header inside the source tree (the default cache is) relative to the build.
+  nccl_headers=$(grep -E '/nccl\.h$' <<<"$deps" | (cd "$build" && xargs -r realpath -m) || true)
+  if [ -n "$nccl_headers" ] && grep -qvF "$root/" <<<"$nccl_headers"; then
     echo "FAILED  $src  (compiled against another nccl.h than the NCCL found:" \
-      "$(grep -E '/nccl\.h$' <<<"$deps" | xargs))"
+      "$(xargs <<<"$nccl_headers"))"
     failed=$((failed + 1))
     continue
   fi
