@@ -18,11 +18,14 @@
 set -euo pipefail
 
 order=(probe build kernels backends algorithms trainer-tests bench)
+# Stages that run only when --stages names them: measurements for a second call on the warm
+# machine, after the check.
+extra=(models)
 # Seconds each stage may take. The build runs beside kernels and backends (75 + 130 <= 225), so
 # the longest path is probe + build + algorithms + trainer-tests + bench = 30 + 225 + 60 + 90 + 40
 # = 445 s, under 8 minutes with the log tarball and the call's own start.
 declare -A budget=([probe]=30 [build]=225 [kernels]=75 [backends]=130 [algorithms]=60
-  [trainer-tests]=90 [bench]=40)
+  [trainer-tests]=90 [bench]=40 [models]=200)
 declare -A proves=(
   [probe]="what is there (GPU, driver, PyTorch with its CUDA and NCCL, nvcc, cores); fails \
 without NCCL's library and header, nvcc, or a carried mpirun that runs"
@@ -41,6 +44,10 @@ each recorded"
 (test_gpu_trainer)"
   [bench]="the CUDA selectors' time at d = 25M, densities 0.001 and 0.01, against a device copy \
 and torch::topk (commsgd-bench gpu-kernels)"
+  [models]="ResNet-20 and VGG-16 as the gTop-k paper ran them (batch 32 and 128, density 0.001) \
+at P = 1 on the GPU with dense, topk and gtopk, one after another, on synthetic data of CIFAR-10's \
+shape: the time of an iteration, and commsgd-report simulate paper from those times beside the \
+paper's 32-worker table (models.sqlite)"
 )
 build_dir=build/cuda-gpu-check
 # Small cases of every kind of kernel (threshold selection, merge, scatter, the dense operations
@@ -63,16 +70,22 @@ usage: scripts/gpu-check.sh [--prepared DIR] [--out DIR] [--jobs N] [--stages LI
 Stages, in order, with the seconds each may take:
 EOF
   local stage
-  for stage in "${order[@]}"; do
-    printf '  %-14s %3d s  ' "$stage" "${budget[$stage]}"
-    fold -s -w 74 <<<"${proves[$stage]}" | sed -e 's/ *$//' -e '2,$s/^/                        /'
-  done
+  for stage in "${order[@]}"; do describe "$stage"; done
   cat <<EOF
 The build runs in the background from the end of the probe, beside kernels and backends; the
 stages after it wait for it: at most $(longest_path) s in all. Without a GPU every GPU stage is
 skipped.
+
+Only when --stages names them (a second call on the warm machine, which keeps the build; with
+build in the list on a fresh one):
 EOF
+  for stage in "${extra[@]}"; do describe "$stage"; done
   exit "${1:-2}"
+}
+
+describe() {
+  printf '  %-14s %3d s  ' "$1" "${budget[$1]}"
+  fold -s -w 74 <<<"${proves[$1]}" | sed -e 's/ *$//' -e '2,$s/^/                        /'
 }
 
 longest_path() {
@@ -612,6 +625,48 @@ stage_bench() {
     "$logs/bench.gpu-kernels.txt")"
 }
 
+stage_models() {
+  need_gpu
+  local train report db=$CHECK_OUT/models.sqlite run model batch algo name failed=()
+  train=$(built trainer/commsgd-train)
+  report=$(built analysis/report/commsgd-report)
+  command -v mpirun >/dev/null || fail "no mpirun (the probe unpacks the carried Open MPI)"
+  rm -f "$db" "$db-wal" "$db-shm"
+  # configs/papers/gtopk's CIFAR-10 settings on synthetic data (no data set on the machine), each
+  # run alone on the GPU; 100 iterations, of which the first window is start-up.
+  for run in "resnet20 32" "vgg16 128"; do
+    read -r model batch <<<"$run"
+    for algo in dense topk gtopk; do
+      name=models.$model.$algo
+      run_ranks "$name" "$(within 60)" 1 "$train" --device cuda --model "$model" --algo "$algo" \
+        --batch-size "$batch" --lr 0.1 --momentum 0.9 --density 0.001 --dataset synthetic \
+        --synthetic-shape 3,32,32 --synthetic-train $((100 * batch)) --epochs 1 \
+        --max-steps 100 --log-every 25 --db "$db" --quiet || failed+=("$model $algo")
+    done
+  done
+  [ -s "$db" ] || fail "no run recorded (logs/models.*.log)"
+  "$report" simulate paper "$db" >"$logs/models.simulate-paper.txt" 2>&1 ||
+    fail "commsgd-report simulate paper: $(tail -1 "$logs/models.simulate-paper.txt")"
+  "$report" simulate paper "$db" -f csv >"$logs/models.simulate-paper.csv"
+  figure "ms an iteration: $(iteration_ms "$report" "$db"); efficiency at 32 workers," \
+    "predicted (paper's): $(predicted_efficiency "$logs/models.simulate-paper.csv")"
+  [ ${#failed[@]} -eq 0 ] || fail "$(joined "${failed[@]}") failed (logs/models.*.log)"
+}
+# "MODEL ALGO MS, ...; MODEL ..." from the runs' throughput.
+iteration_ms() {
+  "$1" sql "select group_concat(line, '; ') from (select model || ' ' || group_concat(algo || ' '
+    || printf('%.1f', 1000.0 * batch_size / samples_per_s), ', ') as line from run_summary
+    group by model)" "$2" -f csv | tail -n +2 | tr -d '"'
+}
+# "MODEL ALGO PREDICTED (PAPER), ..." of simulate paper's CSV rows that have a prediction.
+predicted_efficiency() {
+  python3 - "$1" <<'EOF'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["predicted"]]
+print(", ".join(f"{r['model']} {r['algo']} {float(r['predicted']):.3f} ({r['paper']})" for r in rows))
+EOF
+}
+
 # ---- The stages' driver ---------------------------------------------------------------------
 
 # Runs one stage under its budget and appends its summary line. The stage is a session of its
@@ -689,7 +744,7 @@ main() {
     if selected "$stage"; then run_stage "$stage"; fi
   done
   [ -z "$build_pid" ] || wait "$build_pid"
-  for stage in algorithms trainer-tests bench; do
+  for stage in algorithms trainer-tests bench "${extra[@]}"; do
     if selected "$stage"; then run_stage "$stage"; fi
   done
 
