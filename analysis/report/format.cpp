@@ -69,21 +69,16 @@ void write_text(std::ostream& out, const Table& t) {
 }
 
 void write_markdown(std::ostream& out, const Table& t) {
-  auto escape = [](std::string s) {
-    for (std::size_t at = s.find('|'); at != std::string::npos; at = s.find('|', at + 2))
-      s.replace(at, 1, "\\|");
-    return s;
-  };
   const std::vector<bool> numeric = numeric_columns(t);
   std::string header = "|", rule = "|";
   for (std::size_t c = 0; c < t.columns.size(); ++c) {
-    header += " " + escape(t.columns[c]) + " |";
+    header += " " + markdown_cell(t.columns[c]) + " |";
     rule += numeric[c] ? " ---: |" : " --- |";
   }
   out << header << '\n' << rule << '\n';
   for (const Row& row : t.rows) {
     std::string line = "|";
-    for (const Value& v : row) line += " " + escape(cell(v, "-", false)) + " |";
+    for (const Value& v : row) line += " " + markdown_cell(cell(v, "-", false)) + " |";
     out << line << '\n';
   }
 }
@@ -127,6 +122,21 @@ void write_json(std::ostream& out, const Table& t) {
 }
 
 }  // namespace
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') {
+      out += ' ';
+    } else if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
 
 const std::map<std::string, Format>& format_names() {
   static const std::map<std::string, Format> names = {{"text", Format::text},

@@ -6,6 +6,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "analysis/report/table.hpp"
 
@@ -17,5 +18,9 @@ enum class Format { text, markdown, csv, json };
 const std::map<std::string, Format>& format_names();
 
 void write_table(std::ostream& out, const Table& table, Format format);
+
+// Text as one Markdown table cell: on one line (a line break becomes a space, trailing spaces
+// go), with no '|' that would start another cell.
+std::string markdown_cell(std::string_view text);
 
 }  // namespace commsgd::report

@@ -74,22 +74,6 @@ class SpecTable {
   const fs::path& file_;
 };
 
-// A Markdown table cell: one line, and no '|' that would start another cell.
-std::string cell(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '\n') {
-      out += ' ';
-    } else if (c == '|') {
-      out += "\\|";
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
 std::string trimmed(std::string_view text) {
   const auto first = text.find_first_not_of(" \n");
   if (first == std::string_view::npos) return {};
@@ -232,11 +216,12 @@ class PageWriter {
       if (page.paper.empty()) {
         throw InputError(fmt::format("{}: {} is not a paper's page", spec_.file.string(), file));
       }
+      const Paper& p = paper(page.paper);
       Databases databases(page, root_, committed);
       for (const PageClaim& pc : page.claims) {
         const Verdict v = decide(page, pc, databases);
-        out_ += fmt::format("| {} | {} | **{}** | [{}]({}) |\n", paper(page.paper).short_name,
-                            cell(paper(page.paper).claim(pc.key).text), v.verdict,
+        out_ += fmt::format("| {} | {} | **{}** | [{}]({}) |\n", p.short_name,
+                            markdown_cell(p.claim(pc.key).text), v.verdict,
                             fs::path(page.page).parent_path().filename().string(),
                             link_from_page(spec_, page.page));
       }
@@ -286,8 +271,8 @@ class PageWriter {
         rows += fmt::format("{}[{}]({})", rows.empty() ? "" : ", ", row,
                             link_from_page(spec_, "configs/papers/FIDELITY.md"));
       }
-      out_ += fmt::format("| {} | {} | **{}** | {} | {} |\n", cell(c.text), cell(c.source), verdict,
-                          cell(why), rows);
+      out_ += fmt::format("| {} | {} | **{}** | {} | {} |\n", markdown_cell(c.text),
+                          markdown_cell(c.source), verdict, markdown_cell(why), rows);
     }
     out_ += "\n";
   }
