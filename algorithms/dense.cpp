@@ -61,12 +61,12 @@ void Dense::start_full_buckets() {
   while (reductions_.size() < buckets_->count() && buckets_->full(reductions_.size())) {
     const GradientBuckets::Range r = buckets_->range(reductions_.size());
     const Buffer<float> bucket = grads_.subspan(r.begin, r.end - r.begin);
-    reductions_.push_back(
-        engine_->start("dense: allreduce of a gradient bucket", [this, bucket](comm::Channel& c) {
-          // Backward has queued the bucket's last gradient on its stream by now.
-          kernels::ops::order_after(c.place, bucket.place());
-          average(c.comm, bucket.on(c.place));
-        }));
+    // Backward has queued the bucket's last gradient on its stream by now: the allreduce
+    // follows that point of the stream, not the later one the engine's thread finds.
+    reductions_.push_back(engine_->start(
+        "dense: allreduce of a gradient bucket",
+        [this, bucket](comm::Channel& c) { average(c.comm, bucket.on(c.place)); },
+        bucket.place()));
   }
 }
 

@@ -274,7 +274,7 @@ SideStream::SideStream(Memory memory) : place_{memory, nullptr} {
 SideStream::~SideStream() {
 #ifdef COMMSGD_WITH_CUDA
   // Work still queued finishes first; the stream's resources are released after it.
-  if (place_.stream != nullptr) cudaStreamDestroy(stream_of(place_));
+  if (place_.stream != nullptr) cuda::discard(cudaStreamDestroy(stream_of(place_)));
 #endif
 }
 
@@ -298,7 +298,7 @@ StreamPoint::StreamPoint(Memory memory) {
 
 StreamPoint::~StreamPoint() {
 #ifdef COMMSGD_WITH_CUDA
-  if (event_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+  if (event_ != nullptr) cuda::discard(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
 #endif
 }
 
@@ -461,7 +461,7 @@ void release(void* memory, Place place) noexcept {
   if (memory == nullptr) return;
   if (place.memory == Memory::host) return std::free(memory);
 #ifdef COMMSGD_WITH_CUDA
-  cudaFreeAsync(memory, stream_of(place));  // a destructor cannot report a failed free
+  cuda::discard(cudaFreeAsync(memory, stream_of(place)));  // a destructor cannot report it
 #endif
 }
 

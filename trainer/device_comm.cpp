@@ -51,13 +51,13 @@ std::vector<GpuUuid> gather_gpu_uuids(comm::Communicator& comm, int device) {
   return all;
 }
 
-std::string attach_device_backend(comm::Communicator& comm, int device, bool own_gpu) {
+std::string attach_device_backend(comm::Communicator& comm, int device, DeviceBackendKind kind) {
 #ifdef COMMSGD_WITH_CUDA_COMM
   // A device back end works on the device current when it is made; LibTorch sets the device
   // only around its own calls.
   kernels::cuda::check(cudaSetDevice(device), "cudaSetDevice");
 #ifdef COMMSGD_WITH_NCCL
-  if (own_gpu) {
+  if (kind == DeviceBackendKind::nccl) {
     comm.attach_device_backend(comm::make_nccl_backend(comm));
     return "nccl";
   }
@@ -65,7 +65,7 @@ std::string attach_device_backend(comm::Communicator& comm, int device, bool own
   comm.attach_device_backend(std::make_unique<comm::StagedBackend>(comm));
   return "mpi-staged";
 #else
-  (void)comm, (void)device, (void)own_gpu;
+  (void)comm, (void)device, (void)kind;
   throw std::logic_error("this commsgd-train was built without CUDA");
 #endif
 }

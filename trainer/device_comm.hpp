@@ -16,10 +16,9 @@ bool device_comm_built();
 std::vector<GpuUuid> gather_gpu_uuids(comm::Communicator& comm, int device);
 
 // Collective: makes CUDA device `device` this rank's current one and gives `comm` a device back
-// end: NCCL where every rank has a GPU of its own (`own_gpu`, the same on every rank, and NCCL
-// built), else the staged back end over comm's MPI (NCCL takes one rank per device). Returns
-// which one, as the run record's backend column names it: "nccl" or "mpi-staged". Throws
-// std::logic_error in a build without CUDA.
-std::string attach_device_backend(comm::Communicator& comm, int device, bool own_gpu);
+// end: `kind` (the same on every rank; device_backend_for), the staged one over comm's MPI where
+// NCCL was not built. Returns which one, as the run record's backend column names it: "nccl" or
+// "mpi-staged". Throws std::logic_error in a build without CUDA.
+std::string attach_device_backend(comm::Communicator& comm, int device, DeviceBackendKind kind);
 
 }  // namespace commsgd::trainer

@@ -15,6 +15,10 @@ std::optional<SharedGpu> find_shared_gpu(std::span<const GpuUuid> gpu_of_rank) {
   return std::nullopt;
 }
 
+DeviceBackendKind device_backend_for(bool gpu_shared, bool link_emulated) {
+  return gpu_shared || link_emulated ? DeviceBackendKind::staged : DeviceBackendKind::nccl;
+}
+
 std::string gpu_uuid_text(const GpuUuid& u) {
   return fmt::format(
       "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-"

@@ -28,4 +28,11 @@ std::optional<SharedGpu> find_shared_gpu(std::span<const GpuUuid> gpu_of_rank);
 // As nvidia-smi prints it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
 std::string gpu_uuid_text(const GpuUuid& uuid);
 
+// The device back end a job's buffers in GPU memory take: NCCL where every rank drives a GPU of
+// its own and no link is emulated; else the staged one, through host memory over MPI. NCCL moves
+// device buffers itself, past the host calls that --emulate-link-mbps throttles, so with NCCL an
+// emulated slow link would run at full speed, silently.
+enum class DeviceBackendKind { nccl, staged };
+DeviceBackendKind device_backend_for(bool gpu_shared, bool link_emulated);
+
 }  // namespace commsgd::trainer

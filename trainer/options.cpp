@@ -628,7 +628,8 @@ void declare_options(Declarations& d) {
       ->group(rec);
   d.value("--emulate-link-mbps", &Options::emulate_link_mbps,
           "Slow every transfer to this link bandwidth in Mbit/s, emulating a network on one "
-          "machine (0: off)")
+          "machine (0: off). With --device cuda, GPU buffers then go through host memory over "
+          "MPI (backend mpi-staged), never NCCL, which the emulation could not slow")
       ->check(kNonNegative)
       ->group(rec);
   d.value("--dump-params", &Options::dump_params,

@@ -166,7 +166,8 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
           "beyond the node's GPUs then share them, over MPI)",
           o.device, shared->first_rank, shared->second_rank, gpu_uuid_text(gpus[first])));
     }
-    device_backend = attach_device_backend(comm, s.device.index(), !shared);
+    device_backend = attach_device_backend(
+        comm, s.device.index(), device_backend_for(shared.has_value(), o.emulate_link_mbps > 0));
   }
   s.algorithm = algorithms::make_algorithm(algorithm_config(o), comm);
   // On a GPU, an algorithm written for device buffers works on the model's own; the others get

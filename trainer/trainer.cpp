@@ -358,14 +358,22 @@ class TrainingLoop {
     sample.density = offered > 0 ? sent / offered : 0.0;
   }
 
+  // Rank 0's module buffers on every rank, through host memory over MPI whatever the device: a
+  // communication thread may have device collectives in flight now (osgp's exchange, adpsgd's
+  // gossip), and NCCL promises no progress to two communicators' at once on one GPU
+  // (docs/design.md, "Device rules").
+  void share_rank0_buffers() {
+    s_.flat->buffers_to_host();
+    std::vector<float> values = s_.flat->buffers_on_host();
+    comm_.broadcast(std::span(values), 0);
+    s_.flat->set_buffers(values);
+    s_.flat->buffers_to_device();
+  }
+
   Evaluation end_epoch(int epoch, long iterations_done, double samples_per_second) {
     comm_.allreduce(std::span(train_sums_), comm::ReduceOp::sum);
     const bool local = o_.eval_model == EvalModel::local;
-    if (!local) {  // evaluate rank 0's batch-norm statistics everywhere
-      s_.flat->buffers_to_host();
-      comm_.broadcast(s_.flat->buffers(), 0);
-      s_.flat->buffers_to_device();
-    }
+    if (!local) share_rank0_buffers();  // evaluate rank 0's batch-norm statistics everywhere
     const Evaluation eval = evaluate_model(*s_.model, *s_.flat, *s_.algorithm, local, [&] {
       return s_.validation_streams
                  ? evaluate_language_model(*s_.model, *s_.validation_streams, o_.eval_reset_state,

@@ -106,7 +106,15 @@ Work Engine::submit(std::string name,
   return Work(work);
 }
 
-Work Engine::start(std::string name, Operation operation) {
+Work Engine::start(std::string name, Operation operation, Place after) {
+  if (after.memory != Memory::host) {
+    auto ready = std::make_shared<kernels::ops::StreamPoint>(after.memory);
+    ready->record(after);
+    operation = [ready, follow = std::move(operation)](Channel& c) {
+      ready->wait(c.place);
+      follow(c);
+    };
+  }
   return submit(std::move(name), [&](std::shared_ptr<WorkState> work) {
     queue_.push_back({std::move(work), std::move(operation)});
   });

@@ -93,8 +93,11 @@ class Engine {
   // kernels::ops::order_after.
   Place place(Memory memory);
 
-  // Runs `operation` on the engine's thread after every operation started before it.
-  Work start(std::string name, Operation operation);
+  // Runs `operation` on the engine's thread after every operation started before it. On a
+  // device, its work on the engine's stream also follows what was enqueued on `after`'s stream by
+  // the time of this call (an event recorded now, on the caller's thread), not by the time the
+  // operation runs: the caller may have queued much more there meanwhile (the rest of backward).
+  Work start(std::string name, Operation operation, Place after = kHost);
   // Probes for messages between operations until the listener says it is done.
   Work listen(std::string name, Listener listener);
 

@@ -5,6 +5,7 @@
 #include "kernels/cuda/device_array.hpp"
 
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -43,6 +44,8 @@ ncclRedOp_t to_nccl(ReduceOp op) {
   throw std::invalid_argument("unknown reduction");
 }
 
+constexpr const char* kAborted = "the NCCL communicator was aborted (a failure, or the job ending)";
+
 // NCCL makes progress in threads of its own: polling no more often than this leaves them a core.
 constexpr auto kPollInterval = std::chrono::microseconds(50);
 
@@ -72,24 +75,36 @@ NcclBackend::NcclBackend(Communicator& host) : host_(host) {
   }
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  settle(ncclCommInitRankConfig(&comm_, size(), bootstrap.id, rank(), &config),
-         "ncclCommInitRankConfig");
+  ncclResult_t created = ncclSuccess;
+  {
+    const std::lock_guard lock(mutex_);
+    created = ncclCommInitRankConfig(&comm_, size(), bootstrap.id, rank(), &config);
+  }
+  settle(created, "ncclCommInitRankConfig");
 }
 
 NcclBackend::~NcclBackend() {
-  if (comm_ == nullptr) return;  // aborted: after an error, or by its Communicator's unwinding
   // The ordinary end: finalizing flushes what is still queued and waits for the peers, so it
-  // gets the wait limit too. A destructor cannot throw; one that fails has been aborted by settle.
+  // gets the wait limit too. A destructor cannot throw; one that fails has been aborted by settle,
+  // and one aborted before (after an error, by another thread, by its Communicator's unwinding)
+  // has nothing left to end.
   try {
-    settle(ncclCommFinalize(comm_), "ncclCommFinalize");
+    settle(with_comm("ncclCommFinalize", ncclCommFinalize), "ncclCommFinalize");
+    with_comm("ncclCommDestroy", ncclCommDestroy);
   } catch (const std::exception&) {
-    return;
   }
-  ncclCommDestroy(comm_);
 }
 
 void NcclBackend::abort() noexcept {
+  const std::lock_guard lock(mutex_);
   if (comm_ != nullptr) ncclCommAbort(std::exchange(comm_, nullptr));
+}
+
+template <class Call>
+ncclResult_t NcclBackend::with_comm(const char* call, Call&& nccl_call) {
+  const std::lock_guard lock(mutex_);
+  if (comm_ == nullptr) throw std::runtime_error(std::string(call) + ": " + kAborted);
+  return nccl_call(comm_);
 }
 
 std::unique_ptr<DeviceBackend> NcclBackend::duplicate(Communicator& host) {
@@ -98,9 +113,9 @@ std::unique_ptr<DeviceBackend> NcclBackend::duplicate(Communicator& host) {
 
 void NcclBackend::fail(const char* call, const std::string& why) {
   std::string message = std::string(call) + ": " + why;
+  const std::lock_guard lock(mutex_);
   if (comm_ != nullptr) {
-    ncclCommAbort(comm_);
-    comm_ = nullptr;
+    ncclCommAbort(std::exchange(comm_, nullptr));
     message += " (NCCL communicator aborted)";
   }
   throw std::runtime_error(message);
@@ -118,24 +133,43 @@ void NcclBackend::wait_until(const char* call, Done&& done) {
   }
 }
 
+ncclResult_t NcclBackend::async_error(const char* call) {
+  ncclResult_t async = ncclSuccess;
+  const ncclResult_t queried =
+      with_comm(call, [&](ncclComm_t comm) { return ncclCommGetAsyncError(comm, &async); });
+  return queried != ncclSuccess ? queried : async;
+}
+
 void NcclBackend::settle(ncclResult_t result, const char* call) {
   wait_until(call, [&] {
-    if (result == ncclInProgress) {
-      const ncclResult_t queried = ncclCommGetAsyncError(comm_, &result);
-      if (queried != ncclSuccess) result = queried;
-    }
+    if (result == ncclInProgress) result = async_error(call);
     return result != ncclInProgress;
   });
   if (result == ncclSuccess) return;
   std::string why = ncclGetErrorString(result);
-  const char* detail = ncclGetLastError(comm_);  // read before the abort frees the communicator
-  if (detail != nullptr && *detail != '\0') why += std::string(": ") + detail;
+  // Read before the abort frees the communicator.
+  with_comm(call, [&](ncclComm_t comm) {
+    const char* detail = ncclGetLastError(comm);
+    if (detail != nullptr && *detail != '\0') why += std::string(": ") + detail;
+    return ncclSuccess;
+  });
   fail(call, why);
 }
 
-// NCCL must see ncclGroupEnd even after a failed enqueue, and reports that failure best.
-void NcclBackend::end_group(ncclResult_t enqueued, const char* call) {
-  const ncclResult_t ended = ncclGroupEnd();
+// NCCL must see ncclGroupEnd even after a failed enqueue, and reports that failure best. The
+// group is enqueued and ended under the lock: ncclGroupEnd launches on the communicator.
+template <class Enqueue>
+void NcclBackend::group(const char* call, Enqueue&& enqueue) {
+  ncclResult_t started = ncclSuccess, enqueued = ncclSuccess, ended = ncclSuccess;
+  with_comm(call, [&](ncclComm_t comm) {
+    started = ncclGroupStart();
+    if (started == ncclSuccess) {
+      enqueued = enqueue(comm);
+      ended = ncclGroupEnd();
+    }
+    return started;
+  });
+  settle(started, "ncclGroupStart");
   settle(enqueued, call);
   settle(ended, "ncclGroupEnd");
 }
@@ -147,13 +181,21 @@ void NcclBackend::allreduce(void* buffer, std::size_t count, DataType type, Redu
   if ((type == DataType::f16 || type == DataType::bf16) && op != ReduceOp::sum) {
     throw std::invalid_argument("half-precision allreduce: only sum is supported");
   }
-  settle(ncclAllReduce(buffer, buffer, count, to_nccl(type), to_nccl(op), comm_, as_stream(stream)),
+  settle(with_comm("ncclAllReduce",
+                   [&](ncclComm_t comm) {
+                     return ncclAllReduce(buffer, buffer, count, to_nccl(type), to_nccl(op), comm,
+                                          as_stream(stream));
+                   }),
          "ncclAllReduce");
 }
 
 void NcclBackend::allgather(const void* send, void* recv, std::size_t bytes_per_rank,
                             void* stream) {
-  settle(ncclAllGather(send, recv, bytes_per_rank, ncclUint8, comm_, as_stream(stream)),
+  settle(with_comm("ncclAllGather",
+                   [&](ncclComm_t comm) {
+                     return ncclAllGather(send, recv, bytes_per_rank, ncclUint8, comm,
+                                          as_stream(stream));
+                   }),
          "ncclAllGather");
 }
 
@@ -164,32 +206,35 @@ void NcclBackend::allgather(const void* send, void* recv, std::size_t bytes_per_
 // An empty block costs nothing: NCCL discards zero-count collectives.
 void NcclBackend::allgatherv(const void* send, void* recv,
                              std::span<const std::size_t> bytes_per_rank, void* stream) {
-  settle(ncclGroupStart(), "ncclGroupStart");
-  auto* block = static_cast<std::byte*>(recv);
-  ncclResult_t enqueued = ncclSuccess;
-  for (int root = 0; root < size() && enqueued == ncclSuccess; ++root) {
-    const std::size_t bytes = bytes_per_rank[static_cast<std::size_t>(root)];
-    enqueued = ncclBroadcast(root == rank() ? send : block, block, bytes, ncclUint8, root, comm_,
-                             as_stream(stream));
-    block += bytes;
-  }
-  end_group(enqueued, "ncclBroadcast");
+  group("ncclBroadcast", [&](ncclComm_t comm) {
+    auto* block = static_cast<std::byte*>(recv);
+    ncclResult_t enqueued = ncclSuccess;
+    for (int root = 0; root < size() && enqueued == ncclSuccess; ++root) {
+      const std::size_t bytes = bytes_per_rank[static_cast<std::size_t>(root)];
+      enqueued = ncclBroadcast(root == rank() ? send : block, block, bytes, ncclUint8, root, comm,
+                               as_stream(stream));
+      block += bytes;
+    }
+    return enqueued;
+  });
 }
 
 void NcclBackend::broadcast(void* buffer, std::size_t bytes, int root, void* stream) {
-  settle(ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm_, as_stream(stream)),
+  settle(with_comm("ncclBroadcast",
+                   [&](ncclComm_t comm) {
+                     return ncclBroadcast(buffer, buffer, bytes, ncclUint8, root, comm,
+                                          as_stream(stream));
+                   }),
          "ncclBroadcast");
 }
 
 void NcclBackend::synchronize(void* stream) {
   cudaError_t state = cudaErrorNotReady;
   wait_until("cudaStreamQuery", [&] {
-    ncclResult_t async = ncclSuccess;
-    const ncclResult_t queried = ncclCommGetAsyncError(comm_, &async);
-    if (queried != ncclSuccess) async = queried;
+    const ncclResult_t async = async_error("ncclCommGetAsyncError");
     if (async != ncclSuccess && async != ncclInProgress) settle(async, "ncclCommGetAsyncError");
     state = cudaStreamQuery(as_stream(stream));
-    return state != cudaErrorNotReady;
+    return !kernels::cuda::not_ready(state);
   });
   if (state != cudaSuccess) {
     kernels::cuda::discard(state);
@@ -201,19 +246,20 @@ void NcclBackend::synchronize(void* stream) {
 // and messages between one pair of ranks are matched in the order they were posted.
 void NcclBackend::send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
                                void* stream) {
-  settle(ncclGroupStart(), "ncclGroupStart");
-  ncclResult_t enqueued = ncclSuccess;
-  for (const Incoming& m : receives) {
-    if (enqueued == ncclSuccess) {
-      enqueued = ncclRecv(m.data, m.bytes, ncclUint8, m.peer, comm_, as_stream(stream));
+  group("ncclSend/ncclRecv", [&](ncclComm_t comm) {
+    ncclResult_t enqueued = ncclSuccess;
+    for (const Incoming& m : receives) {
+      if (enqueued == ncclSuccess) {
+        enqueued = ncclRecv(m.data, m.bytes, ncclUint8, m.peer, comm, as_stream(stream));
+      }
     }
-  }
-  for (const Outgoing& m : sends) {
-    if (enqueued == ncclSuccess) {
-      enqueued = ncclSend(m.data, m.bytes, ncclUint8, m.peer, comm_, as_stream(stream));
+    for (const Outgoing& m : sends) {
+      if (enqueued == ncclSuccess) {
+        enqueued = ncclSend(m.data, m.bytes, ncclUint8, m.peer, comm, as_stream(stream));
+      }
     }
-  }
-  end_group(enqueued, "ncclSend/ncclRecv");
+    return enqueued;
+  });
 }
 
 }  // namespace commsgd::comm

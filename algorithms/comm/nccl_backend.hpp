@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "algorithms/comm/communicator.hpp"
@@ -25,6 +26,10 @@ namespace commsgd::comm {
 // the communicator is aborted; every error is a std::runtime_error naming the call. A collective
 // that waits on the GPU is seen only by what waits for the stream: synchronize() applies the same
 // limit.
+//
+// abort() may come from another thread (the stall watchdog, an engine's stop) while the owning
+// thread polls: every use of the NCCL communicator and its abort take one lock, so the owner never
+// touches a communicator NCCL has freed; its next call throws, naming the abort.
 class NcclBackend final : public DeviceBackend {
  public:
   // Collective over `host`.
@@ -56,10 +61,17 @@ class NcclBackend final : public DeviceBackend {
  private:
   int rank() const { return host_.rank(); }
   int size() const { return host_.size(); }
+  // `nccl_call(comm)` under the lock abort() takes; throws if the communicator was aborted.
+  template <class Call>
+  ncclResult_t with_comm(const char* call, Call&& nccl_call);
+  // The communicator's asynchronous error (ncclInProgress while a call is under way).
+  ncclResult_t async_error(const char* call);
   // Waits out a call that returned ncclInProgress; throws (aborting) if it fails or times out.
   void settle(ncclResult_t result, const char* call);
-  // Ends a group whose first failed enqueue (or ncclSuccess) is `enqueued`.
-  void end_group(ncclResult_t enqueued, const char* call);
+  // One NCCL group around `enqueue(comm)`, which returns its first failed enqueue (or
+  // ncclSuccess), settled.
+  template <class Enqueue>
+  void group(const char* call, Enqueue&& enqueue);
   // Polls `done` until it returns true or the wait limit passes.
   template <class Done>
   void wait_until(const char* call, Done&& done);
@@ -67,7 +79,8 @@ class NcclBackend final : public DeviceBackend {
   [[noreturn]] void fail(const char* call, const std::string& why);
 
   Communicator& host_;
-  ncclComm_t comm_ = nullptr;
+  std::mutex mutex_;  // over comm_: its every use, and its abort
+  ncclComm_t comm_ = nullptr;  // null once aborted
 };
 
 }  // namespace commsgd::comm

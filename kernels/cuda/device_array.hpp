@@ -24,6 +24,21 @@ void discard(cudaError_t status);
 // The launch error of the kernel just enqueued (a bad configuration, no device), if any.
 void check_launch(const char* what);
 
+// Whether a query's answer (cudaStreamQuery, cudaEventQuery) is "not ready". That is an answer,
+// not a failure, but CUDA keeps it as the thread's last error like one: it is read here (by
+// `read_last_error`, cudaGetLastError), as PyTorch's stream and event queries do, or the next
+// launch check would report "device not ready" as its own failure. Any other answer is left to
+// the caller (check it, or discard it).
+template <class ReadLastError>
+bool not_ready(cudaError_t answer, ReadLastError&& read_last_error) {
+  if (answer != cudaErrorNotReady) return false;
+  (void)read_last_error();
+  return true;
+}
+inline bool not_ready(cudaError_t answer) {
+  return not_ready(answer, cudaGetLastError);
+}
+
 // Makes the current device's default memory pool, which cudaMallocAsync draws on, keep what is
 // freed instead of handing it back to the driver at every synchronization (its release threshold
 // is 0 by default): a scratch buffer allocated and freed in every step then costs no driver

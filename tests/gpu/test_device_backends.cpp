@@ -1,8 +1,9 @@
 // The device back ends of a Communicator under mpirun (P = 1, 2): NCCL with one CUDA device per
 // rank, the staged back end with any (ranks may share one). Every collective and send_receive
 // pattern on device buffers checked on the host against what the ranks put in, and traffic
-// counted as for host buffers; the communication engine over each. Without a device per rank the
-// tests skip, on every rank alike, so no rank waits in a collective for one that skipped.
+// counted as for host buffers; the communication engine over each; a wait that polled leaves no
+// error behind, and an abort from another thread ends a polling wait. Without a device per rank
+// the tests skip, on every rank alike, so no rank waits in a collective for one that skipped.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -10,9 +11,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/half_precision.hpp"
 #include "tests/gpu/cuda_devices.hpp"
+#include "tests/gpu/spin.hpp"
 
 namespace commsgd::comm {
 namespace {
@@ -387,6 +391,66 @@ TEST_P(DeviceBackends, AFailedEngineStopsAtOnceAndLeavesTheCallersBackEnd) {
   comm_->allreduce(x.data(), 64, DataType::f32, ReduceOp::sum, on_device_);
   synchronize();
   EXPECT_EQ(x.download(), std::vector<float>(64, static_cast<float>(p_)));
+}
+
+// A wait that polled the stream while a kernel ran ("not ready", many times over) leaves no error
+// for the next launch check to report as its own.
+TEST_P(DeviceBackends, AWaitThatPolledLeavesNoErrorBehind) {
+  constexpr std::size_t kCount = 1024;
+  DeviceBuffer<float> x(std::vector<float>(kCount, 1.0f));
+  testing::spin(stream_, std::chrono::milliseconds(200));
+  comm_->allreduce(x.data(), kCount, DataType::f32, ReduceOp::sum, on_device_);
+  comm_->synchronize(on_device_);
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
+  EXPECT_EQ(x.download(), std::vector<float>(kCount, static_cast<float>(p_)));
+}
+
+// An engine operation follows the caller's stream as it was when the operation was started (as
+// dense's bucket, started when backward filled it), not as it is when the engine's thread gets to
+// it: work the caller queues after start() does not hold the operation up.
+TEST_P(DeviceBackends, AnEngineOperationFollowsTheCallersStreamAsItWasAtItsStart) {
+  constexpr std::size_t kCount = 1024;
+  DeviceBuffer<float> x(std::vector<float>(kCount, 1.0f));
+  Engine engine(*comm_);
+  engine.place(kernels::Memory::cuda);
+  const auto reduce = [&](Channel& c) {
+    c.comm.allreduce(x.data(), kCount, DataType::f32, ReduceOp::sum, c.place);
+    c.comm.synchronize(c.place);
+  };
+  engine.start("first use, which connects the peers", reduce, on_device_).wait();
+  // The engine's thread is held until the caller has queued a long kernel after the start, so
+  // that the operation runs when the caller's stream holds more than it did at its start.
+  std::promise<void> queued;
+  engine.start("held", [held = queued.get_future().share()](Channel&) { held.wait(); });
+  const Work reduced = engine.start("allreduce", reduce, on_device_);
+  testing::spin(stream_, std::chrono::milliseconds(1500));
+  queued.set_value();
+  reduced.wait();
+  EXPECT_EQ(cudaStreamQuery(stream_), cudaErrorNotReady)
+      << "the allreduce waited for the kernel queued after it was started";
+  (void)cudaGetLastError();  // the "not ready" answer
+  synchronize();
+  EXPECT_EQ(x.download(), std::vector<float>(kCount, static_cast<float>(p_ * p_)));
+}
+
+// The stall watchdog and an engine's stop abort a back end from another thread while its owner
+// may be polling it: the owner's wait ends with an error naming the abort, never a use of a freed
+// NCCL communicator.
+TEST_P(DeviceBackends, AnAbortFromAnotherThreadEndsAPollingWait) {
+  if (GetParam() != "nccl") GTEST_SKIP() << "the staged back end has no communicator to abort";
+  std::thread aborter([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    comm_->abort_device_backend();
+  });
+  std::string error;
+  try {
+    for (;;) comm_->synchronize(on_device_);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  aborter.join();
+  EXPECT_NE(error.find("aborted"), std::string::npos) << error;
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
 }
 
 INSTANTIATE_TEST_SUITE_P(BackEnds, DeviceBackends, ::testing::Values("nccl", "staged"));

@@ -17,14 +17,17 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernels/cuda/device_array.hpp"
 #include "kernels/cuda/sampling.hpp"
 #include "kernels/cuda/sparse_ops.hpp"
 #include "kernels/cuda/threshold.hpp"
 #include "kernels/cuda/topk.hpp"
 #include "kernels/cuda/vector_ops.hpp"
 #include "kernels/half_precision.hpp"
+#include "kernels/ops.hpp"
 #include "kernels/sampling.hpp"
 #include "kernels/sgd.hpp"
 #include "kernels/sparse_ops.hpp"
@@ -483,6 +486,35 @@ TEST_F(CudaKernels, AFailedCallsErrorIsNotTheNextLaunchs) {
   const std::vector<float> x = normal_vector(1000, 46);
   DeviceVector dx(x, stream_);
   EXPECT_NO_THROW(cuda::scale(dx.data(), x.size(), 2.0f, stream_));
+}
+
+// What the device operations release in destructors (a stream, an event, a buffer) cannot report
+// a failure, so they read it: the next launch does not report it as its own.
+TEST_F(CudaKernels, AFailedReleaseIsNotTheNextLaunchsError) {
+  int not_device_memory = 0;
+  ops::release(&not_device_memory, cuda_place(stream_));
+  EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
+  const std::vector<float> x = normal_vector(1000, 47);
+  DeviceVector dx(x, stream_);
+  EXPECT_NO_THROW(cuda::scale(dx.data(), x.size(), 2.0f, stream_));
+}
+
+// CUDA keeps a query's "not ready" as the thread's last error, as it keeps a failure, until
+// something reads it: not_ready() reads it, and leaves a failure to its caller. A stand-in for the
+// runtime's last error, so that this runs without a device.
+TEST(CudaQueries, NotReadyIsReadSoThatNoLaterLaunchReportsIt) {
+  cudaError_t last_error = cudaSuccess;
+  const auto query = [&](cudaError_t answer) {
+    if (answer != cudaSuccess) last_error = answer;
+    return answer;
+  };
+  const auto read_last_error = [&] { return std::exchange(last_error, cudaSuccess); };
+  EXPECT_TRUE(cuda::not_ready(query(cudaErrorNotReady), read_last_error));
+  EXPECT_EQ(last_error, cudaSuccess);
+  EXPECT_FALSE(cuda::not_ready(query(cudaSuccess), read_last_error));
+  EXPECT_EQ(last_error, cudaSuccess);
+  EXPECT_FALSE(cuda::not_ready(query(cudaErrorLaunchFailure), read_last_error));
+  EXPECT_EQ(last_error, cudaErrorLaunchFailure) << "a failure is its caller's to check";
 }
 
 // Checked on the host before anything is enqueued, so these need no device.

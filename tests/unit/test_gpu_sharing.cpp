@@ -1,5 +1,5 @@
 // Whether the ranks of a job drive GPUs of their own, decided from the GPUs' UUIDs as the ranks
-// report them (trainer/gpu_sharing.hpp): no GPU needed.
+// report them, and which device back end follows (trainer/gpu_sharing.hpp): no GPU needed.
 #include "trainer/gpu_sharing.hpp"
 
 #include <gtest/gtest.h>
@@ -54,6 +54,15 @@ TEST(GpuSharing, TheLowestSharingPairIsNamed) {
 
 TEST(GpuSharing, OneRankOwnsItsGpu) {
   EXPECT_FALSE(find_shared_gpu(std::vector<GpuUuid>{gpu(0, 0)}));
+}
+
+// NCCL moves device buffers past the host calls --emulate-link-mbps throttles: an emulated link
+// takes the staged back end even where every rank owns its GPU.
+TEST(GpuSharing, NcclOnlyForOwnedGpusOnAnUnemulatedLink) {
+  EXPECT_EQ(device_backend_for(false, false), DeviceBackendKind::nccl);
+  EXPECT_EQ(device_backend_for(false, true), DeviceBackendKind::staged);
+  EXPECT_EQ(device_backend_for(true, false), DeviceBackendKind::staged);
+  EXPECT_EQ(device_backend_for(true, true), DeviceBackendKind::staged);
 }
 
 TEST(GpuSharing, UuidsReadAsNvidiaSmiPrintsThem) {
