@@ -8,7 +8,9 @@ scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target commsgd-train commsgd-report
 
-out=results/quickstart
+# In the build tree, beside what it made: results/ holds only what results/*/run.sh writes and
+# the test suite checks against its databases.
+out=build/quickstart
 db="$out/digits.sqlite"
 mkdir -p "$out"
 rm -f "$db" "$db-wal" "$db-shm"
