@@ -869,4 +869,14 @@ std::uint64_t computation_hash(const Options& o) {
   return stable_hash(recorded(o, true).dump());
 }
 
+std::vector<std::string> keys_outside_configuration(const Options& o) {
+  const nlohmann::json hashed = recorded(o, true), all = recorded(o, false);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : all.items()) {
+    if (!hashed.contains(key)) keys.push_back(key);
+  }
+  keys.push_back("seed");
+  return keys;
+}
+
 }  // namespace commsgd::trainer

@@ -228,4 +228,9 @@ void validate(const Options& options);
 // checkpoint is resumed only by a run with the same.
 std::uint64_t computation_hash(const Options& options);
 
+// The keys of the recorded options that are not part of a run's configuration: those outside the
+// computation hash, and the seed. Runs whose configurations are equal differ only in seed, and
+// reports average over them (analysis/report/configurations.hpp).
+std::vector<std::string> keys_outside_configuration(const Options& options);
+
 }  // namespace commsgd::trainer

@@ -82,6 +82,11 @@ record::RunInfo make_run_info(const Options& o, const std::string& device, int w
   config["network_environment"] = network_environment();
   config["parameters"] = parameters;
   if (!o.model_file.empty()) config["model_file_fnv1a64"] = file_hash(o.model_file);
+  // What of the above is not the run's configuration (the transport environment holds per-launch
+  // ids; the parameter count follows from the model), for the reports that group by it.
+  std::vector<std::string> outside = keys_outside_configuration(o);
+  outside.insert(outside.end(), {"network_environment", "parameters"});
+  config["not_in_configuration"] = outside;
   info.config_json = config.dump();
   info.git_revision = COMMSGD_GIT_REVISION;
   info.host = host_name();

@@ -28,6 +28,14 @@ std::string cell(const Value& v, std::string_view null, bool exact) {
   return std::visit(Visitor{null, exact}, v);
 }
 
+}  // namespace
+
+std::string value_text(const Value& v) {
+  return cell(v, "-", false);
+}
+
+namespace {
+
 // Numbers align right; a column is numeric when every non-NULL value in it is.
 std::vector<bool> numeric_columns(const Table& t) {
   std::vector<bool> numeric(t.columns.size(), true);

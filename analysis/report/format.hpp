@@ -19,6 +19,9 @@ const std::map<std::string, Format>& format_names();
 
 void write_table(std::ostream& out, const Table& table, Format format);
 
+// A value as the text format shows it (doubles to four significant digits, NULL as "-").
+std::string value_text(const Value& v);
+
 // Text as one Markdown table cell: on one line (a line break becomes a space, trailing spaces
 // go), with no '|' that would start another cell.
 std::string markdown_cell(std::string_view text);

@@ -7,6 +7,7 @@
 #include <set>
 #include <variant>
 
+#include "analysis/report/format.hpp"
 #include "analysis/report/reports.hpp"
 
 namespace commsgd::report {
@@ -91,18 +92,33 @@ json convergence_data(const Connection& db, const std::vector<Filter>& filters,
 
 json scaling_data(const Connection& db, const std::vector<Filter>& filters) {
   const Table t = scaling_report(db, filters, false);
-  const std::size_t first_p = t.column("aggregation") + 1;
+  // The means, "P=4"; not their spread ("P=4_sd") and count ("P=4_n").
+  std::vector<std::size_t> means;
   json workers = json::array();
-  for (std::size_t c = first_p; c < t.columns.size(); ++c)
-    workers.push_back(std::stoi(t.columns[c].substr(2)));  // "P=4"
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    if (t.columns[c].starts_with("P=") && t.columns[c].find('_') == std::string::npos) {
+      means.push_back(c);
+      workers.push_back(std::stoi(t.columns[c].substr(2)));
+    }
+  }
   // A label names the algorithm; its selector and aggregation too where the same algo appears
-  // with several pairs; and the model, dataset, network or device where the rows differ in them.
+  // with several pairs; the model, dataset, network or device where the rows differ in them; and
+  // the options that tell configurations apart (the columns between aggregation and the cells).
   const std::size_t algo = t.column("algo");
+  const std::size_t options = t.column("aggregation") + 1;
   std::map<Value, std::set<std::pair<Value, Value>>> pairs_of;
   std::vector<bool> varies(algo, false);
+  // An option is named where it tells apart rows of one algorithm, not where it only follows
+  // the algorithm (the sparse runs' --grad-stats-every beside dense's 0).
+  std::vector<bool> splits(means.front(), false);
   for (const Row& row : t.rows) {
     pairs_of[row[algo]].insert({row[algo + 1], row[algo + 2]});
     for (std::size_t c = 0; c < algo; ++c) varies[c] = varies[c] || row[c] != t.rows[0][c];
+    for (const Row& other : t.rows) {
+      for (std::size_t c = options; c < means.front(); ++c) {
+        splits[c] = splits[c] || (other[algo] == row[algo] && other[c] != row[c]);
+      }
+    }
   }
   json series = json::array();
   for (const Row& row : t.rows) {
@@ -115,9 +131,12 @@ json scaling_data(const Connection& db, const std::vector<Filter>& filters) {
       parts.push_back(fmt::format("({}+{})", std::get<std::string>(row[algo + 1]),
                                   std::get<std::string>(row[algo + 2])));
     }
+    for (std::size_t c = options; c < means.front(); ++c) {
+      if (splits[c]) parts.push_back(fmt::format("{}={}", t.columns[c], value_text(row[c])));
+    }
     json values = json::array();
     int points = 0;
-    for (std::size_t c = first_p; c < row.size(); ++c) {
+    for (const std::size_t c : means) {
       values.push_back(to_json(row[c]));
       points += is_null(row[c]) ? 0 : 1;
     }

@@ -3,7 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
+
+#include "analysis/report/configurations.hpp"
 
 namespace commsgd::report {
 namespace {
@@ -60,9 +65,27 @@ Table norm_study_query(const Connection& db, const std::vector<Filter>& filters,
 
 }  // namespace
 
+namespace {
+
+// `t` with a column `configuration` after its run_id: the configuration's short name, the same for
+// every run that differs from another only in its seed.
+Table with_configuration(const Connection& db, const RunSet& runs, Table t) {
+  std::map<std::string, std::string> name_of;
+  for (const RunConfiguration& c : run_configurations(db, runs.in, runs.params))
+    name_of[c.run_id] = configuration_id(c.options);
+  const std::size_t id = t.column("run_id");
+  t.columns.insert(t.columns.begin() + static_cast<long>(id) + 1, "configuration");
+  for (Row& row : t.rows) {
+    row.insert(row.begin() + static_cast<long>(id) + 1, name_of.at(std::get<std::string>(row[id])));
+  }
+  return t;
+}
+
+}  // namespace
+
 Table runs_report(const Connection& db, const std::vector<Filter>& filters) {
   const RunSet runs = selected_runs(db, filters);
-  return db.query(fmt::format(R"sql(
+  return with_configuration(db, runs, db.query(fmt::format(R"sql(
     SELECT run_id, created_at, status, algo, selector, aggregation, model, dataset, workers,
            network, batch_size, density, epochs_done, final_val_top1, best_val_top1,
            samples_per_s, scaling_efficiency, bytes_sent_per_step,
@@ -71,87 +94,262 @@ Table runs_report(const Connection& db, const std::vector<Filter>& filters) {
     FROM run_summary
     WHERE run_id {}
     ORDER BY created_at, run_id)sql",
-                              runs.in),
-                  runs.params);
+                                                       runs.in),
+                                           runs.params));
 }
+
+namespace {
+
+// Mean, sample standard deviation and count of the values that are there.
+struct Spread {
+  std::vector<double> values;
+  void add(const Value& v) {
+    if (std::holds_alternative<double>(v)) values.push_back(std::get<double>(v));
+    if (std::holds_alternative<std::int64_t>(v))
+      values.push_back(static_cast<double>(std::get<std::int64_t>(v)));
+  }
+  Value mean() const {
+    if (values.empty()) return std::monostate{};
+    double sum = 0;
+    for (const double x : values) sum += x;
+    return sum / static_cast<double>(values.size());
+  }
+  // Over seeds: n - 1 in the denominator; none for a single run.
+  Value sd() const {
+    if (values.size() < 2) return std::monostate{};
+    const double m = std::get<double>(mean());
+    double squares = 0;
+    for (const double x : values) squares += (x - m) * (x - m);
+    return std::sqrt(squares / static_cast<double>(values.size() - 1));
+  }
+};
+
+// The selected runs grouped by configuration (configurations.hpp), network and workers, in the
+// order of the runs table; `measures` are columns of `per_run` averaged over each group's counted
+// runs.
+struct Group {
+  const nlohmann::json* configuration = nullptr;
+  Row key;  // per_run's key columns of the group's first run
+  std::int64_t runs = 0, overlapping = 0;
+  std::vector<Spread> measures;
+};
+
+std::vector<Group> group_by_configuration(const Table& per_run,
+                                          const std::vector<RunConfiguration>& configurations,
+                                          std::size_t key_columns,
+                                          const std::vector<std::string>& measures) {
+  std::map<std::string, const nlohmann::json*> of_run;
+  for (const RunConfiguration& c : configurations) of_run[c.run_id] = &c.options;
+  const std::size_t id = per_run.column("run_id"), counted = per_run.column("counted"),
+                    overlapped = per_run.column("overlapped"),
+                    network = per_run.column("network"), workers = per_run.column("workers");
+  std::vector<Group> groups;
+  std::map<std::tuple<std::string, Value, Value>, std::size_t> index;
+  for (const Row& row : per_run.rows) {
+    const nlohmann::json* c = of_run.at(std::get<std::string>(row[id]));
+    const auto [at, added] =
+        index.try_emplace({c->dump(), row[network], row[workers]}, groups.size());
+    if (added) {
+      groups.push_back({c, Row(row.begin(), row.begin() + static_cast<long>(key_columns)), 0, 0,
+                        std::vector<Spread>(measures.size())});
+    }
+    Group& g = groups[at->second];
+    g.overlapping += std::get<std::int64_t>(row[overlapped]);
+    if (std::get<std::int64_t>(row[counted]) == 0) continue;
+    ++g.runs;
+    for (std::size_t m = 0; m < measures.size(); ++m) g.measures[m].add(row[per_run.column(measures[m])]);
+  }
+  return groups;
+}
+
+std::vector<const nlohmann::json*> configurations_of(const std::vector<Group>& groups) {
+  std::vector<const nlohmann::json*> out;
+  for (const Group& g : groups) out.push_back(g.configuration);
+  return out;
+}
+
+// The options a report's fixed columns show already.
+const std::vector<std::string> kShownOptions = {"model", "dataset", "device", "algo",
+                                                "selector", "aggregation", "density"};
+
+std::size_t differences(const nlohmann::json& a, const nlohmann::json& b) {
+  std::size_t n = 0;
+  for (const auto& [key, value] : a.items()) n += !b.contains(key) || b[key] != value;
+  for (const auto& [key, value] : b.items()) n += !a.contains(key);
+  return n;
+}
+
+// The dense group a row's speedup is measured against: the dense runs of the same model, data
+// set, network, device, workers and batch size, and of those configurations the one nearest the
+// row's (fewest options apart: a dense run with the row's bucket size and wire type over one
+// without). None when two are equally near: the speedup would depend on which was taken.
+const Group* dense_baseline(const Group& row, const std::vector<Group>& groups,
+                            const Table& per_run) {
+  const Group* best = nullptr;
+  std::size_t nearest = 0;
+  bool tie = false;
+  for (const Group& d : groups) {
+    if ((*d.configuration)["algo"] != "dense" || d.runs == 0) continue;
+    bool same = true;
+    for (const char* column : {"model", "dataset", "network", "device", "workers"}) {
+      same = same && d.key[per_run.column(column)] == row.key[per_run.column(column)];
+    }
+    if (!same || (*d.configuration)["batch_size"] != (*row.configuration)["batch_size"]) continue;
+    const std::size_t apart = differences(*d.configuration, *row.configuration);
+    if (best == nullptr || apart < nearest) {
+      best = &d;
+      nearest = apart;
+      tie = false;
+    } else if (apart == nearest) {
+      tie = true;
+    }
+  }
+  return tie ? nullptr : best;
+}
+
+bool dense_first(const Value& algo) {
+  return std::holds_alternative<std::string>(algo) && std::get<std::string>(algo) == "dense";
+}
+
+}  // namespace
 
 Table compare_report(const Connection& db, const std::vector<Filter>& filters,
                      std::optional<double> target, bool include_overlapping) {
   const RunSet runs = selected_runs(db, filters);
-  std::vector<Value> params = runs.params;
-  // Without a target there is nothing to time: no CTE, no column.
-  std::string reached_cte, reached_join, reached_mean, reached_column;
+  std::vector<Value> params{std::int64_t{include_overlapping ? 1 : 0}};
+  // The time a run first reached the target, if it did; without a target, no column.
+  std::string reached = "NULL";
   if (target) {
-    reached_cte = R"sql(, reached AS (
-      SELECT run_id, min(wall_seconds) AS seconds FROM time_to_accuracy
-      WHERE val_top1 >= ? GROUP BY run_id))sql";
-    reached_join = "LEFT JOIN reached ON reached.run_id = r.run_id";
-    reached_mean = "avg(CASE WHEN r.counted THEN reached.seconds END) AS time_to_target_s,";
-    reached_column = "time_to_target_s,";
+    reached = "(SELECT min(t.wall_seconds) FROM time_to_accuracy t "
+              "WHERE t.run_id = s.run_id AND t.val_top1 >= ?)";
     params.emplace_back(*target);
   }
-  // Runs that shared a host with another run at the same time are left out of every average
-  // (and so of dense's, the speedup's baseline) unless asked for; overlapping_runs counts them,
-  // and a row whose runs all overlapped stays, with runs = 0, so that none vanishes unseen.
-  return db.query(fmt::format(R"sql(
-    WITH r AS (SELECT *, ({} OR overlapped_by IS NULL) AS counted
-               FROM run_summary WHERE run_id {}){},
-    g AS (
-      SELECT r.model, r.dataset, r.network, r.device, r.workers, r.algo, r.selector, r.aggregation,
-             sum(r.counted) AS runs,
-             avg(CASE WHEN r.counted THEN r.samples_per_s END) AS samples_per_s,
-             avg(CASE WHEN r.counted THEN r.final_val_top1 END) AS final_val_top1, {}
-             avg(CASE WHEN r.counted THEN r.bytes_sent_per_step END) AS bytes_sent_per_step,
-             sum(r.overlapped_by IS NOT NULL) AS overlapping_runs
-      FROM r {}
-      GROUP BY r.model, r.dataset, r.network, r.device, r.workers, r.algo, r.selector,
-               r.aggregation)
-    SELECT model, dataset, network, device, workers, algo, selector, aggregation, runs,
-           samples_per_s,
-           samples_per_s / (SELECT avg(d.samples_per_s) FROM r d
-                            WHERE d.counted AND d.algo = 'dense' AND d.model = g.model
-                              AND d.dataset = g.dataset AND d.network = g.network
-                              AND d.device = g.device AND d.workers = g.workers)
-             AS speedup_vs_dense,
-           final_val_top1, {} bytes_sent_per_step, overlapping_runs
-    FROM g
-    ORDER BY model, dataset, network, device, workers, algo <> 'dense', algo, selector,
-             aggregation)sql",
-                              include_overlapping ? "1" : "0", runs.in, reached_cte, reached_mean,
-                              reached_join, reached_column),
-                  params);
+  params.insert(params.end(), runs.params.begin(), runs.params.end());
+  // Runs that shared a host with another run at the same time are left out of every mean (and
+  // so of dense's, the speedup's baseline) unless asked for; overlapping_runs counts them, and a
+  // row whose runs all overlapped stays, with runs = 0, so that none vanishes unseen.
+  const Table per_run = db.query(fmt::format(R"sql(
+    SELECT s.model, s.dataset, s.network, s.device, s.workers, s.algo, s.selector, s.aggregation,
+           s.density, s.run_id, (? OR s.overlapped_by IS NULL) AS counted,
+           (s.overlapped_by IS NOT NULL) AS overlapped, s.samples_per_s, s.final_val_top1,
+           {} AS time_to_target_s, s.achieved_density, s.bytes_sent_per_step
+    FROM run_summary s
+    WHERE s.run_id {})sql",
+                                             reached, runs.in),
+                                 params);
+  constexpr std::size_t kKey = 9;  // model .. density
+  const std::vector<std::string> measures = {"samples_per_s", "final_val_top1",
+                                             "time_to_target_s", "achieved_density",
+                                             "bytes_sent_per_step"};
+  const std::vector<RunConfiguration> configurations =
+      run_configurations(db, runs.in, runs.params);
+  std::vector<Group> groups = group_by_configuration(per_run, configurations, kKey, measures);
+  const std::vector<std::string> differing =
+      differing_options(configurations_of(groups), kShownOptions);
+
+  Table t;
+  t.columns.assign(per_run.columns.begin(), per_run.columns.begin() + kKey - 1);  // .. aggregation
+  t.columns.insert(t.columns.end(), differing.begin(), differing.end());
+  t.columns.insert(t.columns.end(), {"runs", "samples_per_s", "samples_per_s_sd",
+                                     "speedup_vs_dense", "final_val_top1", "final_val_top1_sd"});
+  if (target) t.columns.insert(t.columns.end(), {"time_to_target_s", "time_to_target_s_sd"});
+  t.columns.insert(t.columns.end(),
+                   {"density", "achieved_density", "bytes_sent_per_step", "overlapping_runs"});
+  for (const Group& g : groups) {
+    Row row(g.key.begin(), g.key.begin() + kKey - 1);
+    for (const std::string& option : differing) row.push_back(option_cell(*g.configuration, option));
+    const Value throughput = g.measures[0].mean();
+    Value speedup;
+    if (const Group* dense = dense_baseline(g, groups, per_run);
+        dense != nullptr && std::holds_alternative<double>(throughput)) {
+      const Value base = dense->measures[0].mean();
+      if (std::holds_alternative<double>(base) && std::get<double>(base) > 0)
+        speedup = std::get<double>(throughput) / std::get<double>(base);
+    }
+    row.insert(row.end(), {g.runs, throughput, g.measures[0].sd(), speedup, g.measures[1].mean(),
+                           g.measures[1].sd()});
+    if (target) row.insert(row.end(), {g.measures[2].mean(), g.measures[2].sd()});
+    row.insert(row.end(), {g.key[kKey - 1], g.measures[3].mean(), g.measures[4].mean(),
+                           g.overlapping});
+    t.rows.push_back(std::move(row));
+  }
+  // By what was run, dense first among its peers, then by the options that tell rows apart.
+  const std::size_t algo = t.column("algo");
+  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const Row& a, const Row& b) {
+    const auto order = [&](const Row& r) {
+      Row key(r.begin(), r.begin() + static_cast<long>(algo));
+      key.push_back(std::int64_t{dense_first(r[algo]) ? 0 : 1});
+      key.insert(key.end(), r.begin() + static_cast<long>(algo),
+                 r.begin() + static_cast<long>(algo + 3 + differing.size()));
+      return key;
+    };
+    return order(a) < order(b);
+  });
+  return t;
 }
 
 Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
                      bool include_overlapping) {
   const RunSet runs = selected_runs(db, filters);
-  const Table cells = db.query(fmt::format(R"sql(
-    SELECT model, dataset, network, device, algo, selector, aggregation, workers,
-           avg(CASE WHEN {} OR overlapped_by IS NULL THEN scaling_efficiency END)
+  std::vector<Value> params{std::int64_t{include_overlapping ? 1 : 0}};
+  params.insert(params.end(), runs.params.begin(), runs.params.end());
+  const Table per_run = db.query(fmt::format(R"sql(
+    SELECT model, dataset, network, device, algo, selector, aggregation, workers, run_id,
+           (? OR overlapped_by IS NULL) AS counted, (overlapped_by IS NOT NULL) AS overlapped,
+           scaling_efficiency
     FROM run_summary
-    WHERE run_id {}
-    GROUP BY model, dataset, network, device, algo, selector, aggregation, workers
-    ORDER BY model, dataset, network, device, algo <> 'dense', algo, selector, aggregation)sql",
-                                           include_overlapping ? "1" : "0", runs.in),
-                               runs.params);
+    WHERE run_id {})sql",
+                                             runs.in),
+                                 params);
   constexpr std::size_t kKey = 7;  // model .. aggregation name a row; workers, a column
+  const std::vector<RunConfiguration> configurations =
+      run_configurations(db, runs.in, runs.params);
+  const std::vector<Group> cells =
+      group_by_configuration(per_run, configurations, kKey + 1, {"scaling_efficiency"});
+  const std::vector<std::string> differing =
+      differing_options(configurations_of(cells), kShownOptions);
   std::set<std::int64_t> workers;
-  for (const Row& row : cells.rows) workers.insert(std::get<std::int64_t>(row[kKey]));
+  for (const Group& cell : cells) workers.insert(std::get<std::int64_t>(cell.key[kKey]));
 
   Table t;
-  t.columns.assign(cells.columns.begin(), cells.columns.begin() + kKey);
-  for (const std::int64_t p : workers) t.columns.push_back(fmt::format("P={}", p));
-  for (const Row& row : cells.rows) {
-    if (t.rows.empty() || !std::equal(row.begin(), row.begin() + kKey, t.rows.back().begin())) {
-      Row line(row.begin(), row.begin() + kKey);
+  t.columns.assign(per_run.columns.begin(), per_run.columns.begin() + kKey);
+  t.columns.insert(t.columns.end(), differing.begin(), differing.end());
+  const std::size_t first_p = t.columns.size();
+  for (const std::int64_t p : workers) {
+    t.columns.insert(t.columns.end(), {fmt::format("P={}", p), fmt::format("P={}_sd", p),
+                                       fmt::format("P={}_n", p)});
+  }
+  // A row: one configuration and network, whatever the workers.
+  std::map<std::pair<std::string, Value>, std::size_t> row_of;
+  for (const Group& cell : cells) {
+    const Value network = cell.key[per_run.column("network")];
+    const auto [at, added] = row_of.try_emplace({cell.configuration->dump(), network}, t.rows.size());
+    if (added) {
+      Row line(cell.key.begin(), cell.key.begin() + kKey);
+      for (const std::string& option : differing)
+        line.push_back(option_cell(*cell.configuration, option));
       line.resize(t.columns.size());
+      for (std::size_t c = first_p + 2; c < line.size(); c += 3) line[c] = std::int64_t{0};
       t.rows.push_back(std::move(line));
     }
-    const auto p = std::get<std::int64_t>(row[kKey]);
-    const auto column =
-        kKey + static_cast<std::size_t>(std::distance(workers.begin(), workers.find(p)));
-    t.rows.back()[column] = row[kKey + 1];
+    const auto p = std::get<std::int64_t>(cell.key[kKey]);
+    const std::size_t column =
+        first_p + 3 * static_cast<std::size_t>(std::distance(workers.begin(), workers.find(p)));
+    Row& line = t.rows[at->second];
+    line[column] = cell.measures[0].mean();
+    line[column + 1] = cell.measures[0].sd();
+    line[column + 2] = static_cast<std::int64_t>(cell.measures[0].values.size());
   }
+  const std::size_t algo = t.column("algo");
+  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const Row& a, const Row& b) {
+    const auto order = [&](const Row& r) {
+      Row key(r.begin(), r.begin() + static_cast<long>(algo));
+      key.push_back(std::int64_t{dense_first(r[algo]) ? 0 : 1});
+      key.insert(key.end(), r.begin() + static_cast<long>(algo), r.begin() + static_cast<long>(first_p));
+      return key;
+    };
+    return order(a) < order(b);
+  });
   return t;
 }
 
@@ -174,7 +372,7 @@ Table breakdown_report(const Connection& db, const std::vector<Filter>& filters,
 
 Table convergence_report(const Connection& db, const std::vector<Filter>& filters) {
   const RunSet runs = selected_runs(db, filters);
-  return db.query(fmt::format(R"sql(
+  return with_configuration(db, runs, db.query(fmt::format(R"sql(
     SELECT e.run_id, r.algo, r.workers, e.epoch, e.wall_seconds, e.train_loss, e.train_acc,
            e.val_loss, e.val_top1, e.val_top5, e.val_perplexity, e.consensus_distance,
            s.overlapped_by
@@ -183,8 +381,8 @@ Table convergence_report(const Connection& db, const std::vector<Filter>& filter
     JOIN run_summary s ON s.run_id = e.run_id
     WHERE e.run_id {}
     ORDER BY r.created_at, e.run_id, e.epoch)sql",
-                              runs.in),
-                  runs.params);
+                                                       runs.in),
+                                           runs.params));
 }
 
 Table grad_stats_report(const Connection& db, const std::vector<Filter>& filters) {

@@ -21,19 +21,26 @@ struct RunSet {
 // Throws InputError when no run passes.
 RunSet selected_runs(const Connection& db, const std::vector<Filter>& filters);
 
-// One row per run: what ran, how it ended, its accuracy, throughput and scaling efficiency, its
-// ranks' peak memory, and the runs it shared a host with at the same time (overlapped_by).
+// One row per run: what ran (and its configuration's short name, configurations.hpp), how it
+// ended, its accuracy, throughput and scaling efficiency, its ranks' peak memory, and the runs it
+// shared a host with at the same time (overlapped_by).
 Table runs_report(const Connection& db, const std::vector<Filter>& filters);
 
-// One row per algorithm (algo, selector, aggregation) and model/dataset/network/device/workers:
-// mean throughput, speedup over the dense runs of the same row key, final accuracy, time to reach
-// `target` top-1 (mean over the runs that reached it; the column only with a target) and bytes
-// sent per step. Runs that shared a host with another run at the same time are left out unless
-// `include_overlapping`; overlapping_runs counts them per row.
+// One row per configuration (configurations.hpp), network and worker count: the runs of a row
+// differ only in their seed. The options in which the rows shown differ are columns of their own
+// (density, batch size, topology, wire type, ...), so no two configurations are blended. Each
+// measure over the row's runs (n = runs): mean throughput and its standard deviation, speedup over
+// the nearest dense configuration of the same model, data set, network, device, workers and batch
+// size, final accuracy and its standard deviation, time to reach `target` top-1 (over the runs
+// that reached it; the columns only with a target), the asked density beside the achieved one
+// (entries sent / offered), bytes sent per step. Runs that shared a host with another run at the
+// same time are left out unless `include_overlapping`; overlapping_runs counts them per row.
 Table compare_report(const Connection& db, const std::vector<Filter>& filters,
                      std::optional<double> target, bool include_overlapping);
 
-// Algorithms × worker counts: mean scaling efficiency, one column "P=<workers>" per worker count.
+// Configurations × worker counts: for each worker count the mean scaling efficiency over the
+// configuration's runs ("P=<workers>"), its standard deviation ("P=<workers>_sd") and how many
+// runs ("P=<workers>_n"); the options in which the rows differ are columns of their own.
 // Runs that shared a host with another run at the same time are left out of the cells unless
 // `include_overlapping` (the 1-worker baselines always leave them out: views.sql).
 Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
@@ -43,7 +50,8 @@ Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
 // of the total, and overlapped_by (the runs it shared a host with at the same time).
 Table breakdown_report(const Connection& db, const std::vector<Filter>& filters, bool shares);
 
-// One row per run and epoch: training and validation metrics against epoch and wall time.
+// One row per run and epoch: training and validation metrics against epoch and wall time, with the
+// run's configuration's short name.
 Table convergence_report(const Connection& db, const std::vector<Filter>& filters);
 
 // One row per run with grad_stats (--grad-stats-every): how many measurements, the least, mean

@@ -123,20 +123,26 @@ TEST_F(ReportCli, ConvergenceListsEpochsInOrder) {
 TEST_F(ReportCli, TextMarkdownAndCsvShowTheSameTable) {
   const ProcessResult text = report({"scaling", db_, "--algo", "topk"});
   EXPECT_EQ(text.output,
-            "model  dataset    network  device  algo  selector  aggregation  P=1  P=4\n"
-            "-----  ---------  -------  ------  ----  --------  -----------  ---  ---\n"
-            "mlp    synthetic  local    cpu     topk  exact     allgather    0.5  0.8\n");
+            "model  dataset    network  device  algo  selector  aggregation  P=1  P=1_sd  P=1_n  "
+            "P=4  P=4_sd  P=4_n\n"
+            "-----  ---------  -------  ------  ----  --------  -----------  ---  ------  -----  "
+            "---  ------  -----\n"
+            "mlp    synthetic  local    cpu     topk  exact     allgather    0.5       -      1  "
+            "0.8       -      1\n");
 
   const ProcessResult markdown = report({"scaling", db_, "--algo", "topk", "-f", "markdown"});
   EXPECT_EQ(markdown.output,
-            "| model | dataset | network | device | algo | selector | aggregation | P=1 | P=4 |\n"
-            "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: |\n"
-            "| mlp | synthetic | local | cpu | topk | exact | allgather | 0.5 | 0.8 |\n");
+            "| model | dataset | network | device | algo | selector | aggregation | P=1 | P=1_sd | "
+            "P=1_n | P=4 | P=4_sd | P=4_n |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+            "| mlp | synthetic | local | cpu | topk | exact | allgather | 0.5 | - | 1 | 0.8 | - | 1 "
+            "|\n");
 
   const ProcessResult csv = report({"scaling", db_, "--algo", "topk", "-f", "csv"});
   EXPECT_EQ(csv.output,
-            "model,dataset,network,device,algo,selector,aggregation,P=1,P=4\n"
-            "mlp,synthetic,local,cpu,topk,exact,allgather,0.5,0.8\n");
+            "model,dataset,network,device,algo,selector,aggregation,P=1,P=1_sd,P=1_n,P=4,P=4_sd,"
+            "P=4_n\n"
+            "mlp,synthetic,local,cpu,topk,exact,allgather,0.5,,1,0.8,,1\n");
 }
 
 TEST_F(ReportCli, ExportWritesATableAsCsv) {
