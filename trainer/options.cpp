@@ -286,13 +286,18 @@ void declare_options(Declarations& d) {
           "Intra-op threads per rank (0: the node's cores divided among its ranks)", Hash::no)
       ->check(kNonNegative)
       ->group(run);
+  // Hashed: a GPU sums in other orders than the CPU. What the record and the hash read is the
+  // device auto resolved to (with_device_resolved, setup.hpp), never auto itself.
   d.value("--device", &Options::device,
-          "Where the model computes: cpu, cuda (each rank the GPU of its node-local rank, "
-          "modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm keeps the gradient, "
-          "momentum and parameters there and communicates over NCCL (over MPI through host "
-          "memory where ranks share a GPU); the sparse family with the original code's "
-          "selectors or a gradient or norm study works on host copies over MPI. The run "
-          "record's backend column says which. Needs a LibTorch built with CUDA")
+          "Where the model computes: auto (cuda where this commsgd-train was built with CUDA "
+          "and LibTorch sees a GPU, else cpu; every rank must come to the same, and the run "
+          "record's device column and config say which it was), cpu, cuda (each rank the GPU "
+          "of its node-local rank, modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm "
+          "keeps the gradient, momentum and parameters there and communicates over NCCL (over "
+          "MPI through host memory where ranks share a GPU); the sparse family with the "
+          "original code's selectors or a gradient or norm study works on host copies over "
+          "MPI. The run record's backend column says which. cuda and cuda:N need commsgd-train "
+          "and its LibTorch built with CUDA")
       ->group(run);
   d.flag("--no-tf32", &Options::no_tf32,
          "On a GPU of the Ampere generation or later, compute convolutions in full fp32: "
@@ -787,8 +792,8 @@ double warmup_start_fraction(const Options& o, int workers) {
 
 void validate(const Options& o) {
   const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
-  if (!std::regex_match(o.device, std::regex("cpu|cuda(:[0-9]{1,4})?"))) {
-    throw UsageError("--device " + o.device + ": expected cpu, cuda or cuda:N");
+  if (!std::regex_match(o.device, std::regex("auto|cpu|cuda(:[0-9]{1,4})?"))) {
+    throw UsageError("--device " + o.device + ": expected auto, cpu, cuda or cuda:N");
   }
   for (const auto& [option, every] : {std::pair{"--grad-stats-every", o.grad_stats_every},
                                       std::pair{"--norm-study-every", o.norm_study_every}}) {

@@ -88,8 +88,10 @@ struct Options {
   int epochs = 10;
   long max_steps = 0;  // 0: no limit besides --epochs
   std::uint64_t seed = 1;
-  int threads = 0;             // 0: the node's cores shared among its ranks
-  std::string device = "cpu";  // or cuda (each rank its node-local GPU), cuda:N
+  int threads = 0;  // 0: the node's cores shared among its ranks
+  // auto (cuda where the build and the node allow it, else cpu; resolved before the run is set
+  // up, setup.hpp), cpu, cuda (each rank its node-local GPU) or cuda:N
+  std::string device = "auto";
   // On a GPU, convolutions in full fp32 rather than cuDNN's TF32 (LibTorch's default on Ampere
   // and later).
   bool no_tf32 = false;

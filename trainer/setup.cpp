@@ -7,12 +7,15 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "algorithms/catalog.hpp"
+#include "trainer/device_choice.hpp"
 #include "trainer/device_comm.hpp"
 
 namespace commsgd::trainer {
@@ -70,8 +73,9 @@ void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) 
   }
 }
 
-// --device as a LibTorch device; "cuda" is the GPU of the rank's node-local rank (modulo the GPUs
-// it sees, for a launcher that already gave each rank its own).
+// --device (auto resolved already: with_device_resolved) as a LibTorch device; "cuda" is the GPU of
+// the rank's node-local rank (modulo the GPUs it sees, for a launcher that already gave each rank
+// its own).
 torch::Device resolve_device(const std::string& option, int local_rank) {
   if (option == "cpu") return torch::kCPU;
   if (!torch::cuda::is_available()) {
@@ -88,6 +92,22 @@ torch::Device resolve_device(const std::string& option, int local_rank) {
 }
 
 }  // namespace
+
+Options with_device_resolved(const Options& o, comm::Communicator& comm) {
+  Options resolved = o;
+  // LibTorch is asked only when its answer is needed: asking starts CUDA's driver, which a run on
+  // the CPU never did.
+  const bool cuda_built = device_comm_built();
+  const bool gpu_visible = o.device == "auto" && cuda_built && torch::cuda::is_available();
+  resolved.device = resolve_auto_device(o.device, cuda_built, gpu_visible);
+  std::int64_t on_gpu = resolved.device == "cpu" ? 0 : 1;
+  comm.allreduce(std::span(&on_gpu, 1), comm::ReduceOp::sum);
+  if (const std::optional<std::string> problem =
+          device_disagreement(o.device, static_cast<int>(on_gpu), comm.size())) {
+    throw SetupFailed(*problem, comm.rank() == 0);
+  }
+  return resolved;
+}
 
 // Images are decoded by a prefetching loader, every other data set is gathered from memory.
 // Training batches are augmented as --augment says; with an image folder that is torchvision's

@@ -40,6 +40,15 @@ struct Setup {
   record::RunInfo run;
 };
 
+// `o` with --device auto resolved for this run: cuda where this build communicates on GPUs and
+// LibTorch sees one, else cpu (resolve_auto_device), the same on every rank; other devices as
+// they are. The run records and hashes the resolved device, not auto: a run under auto on a
+// CPU-only node computes exactly what --device cpu does, so it is recorded as that, its
+// checkpoints resume under --device cpu and under auto on that node again, and those of runs
+// from before auto (the default was cpu) resume under the new default. Collective, on every rank
+// whatever its --device; throws SetupFailed on every rank when ranks came to different devices.
+Options with_device_resolved(const Options& o, comm::Communicator& comm);
+
 // Everything a run needs: the device, threads, data, model, sampler or streams, algorithm and
 // run description. Throws UsageError on input that cannot work (a batch larger than a shard).
 Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& where);

@@ -459,12 +459,17 @@ class TrainingLoop {
 // when the checkpoint belongs to another configuration.
 }  // namespace
 
-TrainingResult train(const Options& o, comm::Communicator& comm, const comm::Placement& where) {
+TrainingResult train(const Options& given, comm::Communicator& comm, const comm::Placement& where) {
   // This rank's share of the run begins now, before it loads data (the `ranks` table).
   const std::string started_at = record::utc_now_iso8601();
   // The waits of the set-up (NCCL's creation, the engines') are held to --comm-timeout too; the
   // stall watchdog keeps the limit once training starts.
-  comm::set_wait_limit_seconds(wait_limit_for(o.comm_timeout, 0, 0, false));
+  comm::set_wait_limit_seconds(wait_limit_for(given.comm_timeout, 0, 0, false));
+  // From here on the options are the run's: --device auto resolved, as the record, the
+  // computation hash and the checkpoints have it.
+  std::optional<Options> resolved;
+  set_up_together(comm, [&] { resolved.emplace(with_device_resolved(given, comm)); });
+  const Options& o = *resolved;
   std::optional<Setup> setup;
   set_up_together(comm, [&] { setup.emplace(set_up(o, comm, where)); });
   Setup& s = *setup;

@@ -32,7 +32,8 @@ class TrainingFailed : public std::runtime_error {
 
 // Trains on every rank of `comm` (a collective from start to end). Setup problems (bad options,
 // data, database path) surface as SetupFailed on every rank before any training; a failure during
-// training is printed, marks the run `failed`, and comes out as TrainingFailed.
+// training is printed, marks the run `failed`, and comes out as TrainingFailed. --device auto is
+// resolved first, alike on every rank (with_device_resolved, setup.hpp).
 TrainingResult train(const Options& options, comm::Communicator& comm,
                      const comm::Placement& where);
 

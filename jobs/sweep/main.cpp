@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <iostream>
+#include <set>
 
 #include "common/installed_paths.hpp"
 #include "jobs/sweep/cluster_limits.hpp"
@@ -50,11 +51,14 @@ struct Sweep {
   SweepConfig config;
   SweepOutput out;
   std::vector<Point> points;
+  std::set<std::string> devices;  // the --device values its points run with
 };
 
-// Every point must be a command line commsgd-train accepts, or none is submitted.
-void check_points(const std::vector<Point>& points) {
-  for (const Point& p : points) {
+// Every point must be a command line commsgd-train accepts, or none is submitted; on GPUs it
+// must train on them (train_on_requested_gpus). Returns the devices the points run with.
+std::set<std::string> check_points(std::vector<Point>& points, const SlurmResources& slurm) {
+  std::set<std::string> devices;
+  for (Point& p : points) {
     std::vector<const char*> argv = {"commsgd-train"};
     for (const std::string& a : p.trainer_arguments) argv.push_back(a.c_str());
     trainer::Options options;
@@ -63,7 +67,11 @@ void check_points(const std::vector<Point>& points) {
     } catch (const trainer::UsageError& e) {
       throw SweepError(fmt::format("point {}: {}", p.id, e.what()));
     }
+    // The --device=cuda it may add needs no second parse: only a point that names no device gets
+    // it, and commsgd-train accepts cuda on any command line it accepted.
+    devices.insert(train_on_requested_gpus(p, options.device, slurm));
   }
+  return devices;
 }
 
 Sweep load(const Settings& s) {
@@ -72,7 +80,7 @@ Sweep load(const Settings& s) {
   sweep.out.dir =
       fs::absolute(s.output.empty() ? fs::path("sweeps") / sweep.config.name : s.output);
   sweep.points = expand(sweep.config);
-  check_points(sweep.points);
+  sweep.devices = check_points(sweep.points, sweep.config.slurm);
   return sweep;
 }
 
@@ -168,6 +176,12 @@ int run_submit(Settings s) {
   fmt::print("# cluster limits: MaxArraySize {} ({}), MaxJobCount {} ({})\n",
              limits.max_array_size.value, limits.max_array_size.from, limits.max_job_count.value,
              limits.max_job_count.from);
+  // What the tasks of a GPU sweep train on, as their manifests' commands say.
+  if (const int gpus = sweep.config.slurm.gpus_per_node; gpus > 0) {
+    std::string devices;
+    for (const std::string& d : sweep.devices) devices += (devices.empty() ? "" : ", ") + d;
+    fmt::print("# {} GPUs per node, trained on with --device {}\n", gpus, devices);
+  }
   // The throttle is per array: with several arrays, say what it allows for the whole sweep.
   if (const int n = sweep.config.slurm.max_running; n > 0) {
     fmt::print("# at most {} tasks of each array running at once (%{}){}\n", n, n,

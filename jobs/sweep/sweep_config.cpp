@@ -247,4 +247,19 @@ std::vector<Point> expand(const SweepConfig& config) {
   }
 }
 
+std::string train_on_requested_gpus(Point& point, const std::string& device,
+                                    const SlurmResources& slurm) {
+  if (slurm.gpus_per_node == 0 || device.starts_with("cuda")) return device;
+  const bool named = std::any_of(point.trainer_arguments.begin(), point.trainer_arguments.end(),
+                                 [](const std::string& a) { return a.starts_with("--device="); });
+  if (device == "auto" && !named) {
+    point.trainer_arguments.push_back("--device=cuda");
+    return "cuda";
+  }
+  throw SweepError(fmt::format(
+      "point {}: slurm.gpus-per-node = {} asks for GPUs, but it trains with --device {}; set "
+      "device to cuda or leave it out (the sweep then gives --device cuda), or ask for no GPUs",
+      point.id, slurm.gpus_per_node, device));
+}
+
 }  // namespace commsgd::sweep

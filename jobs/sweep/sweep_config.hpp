@@ -58,4 +58,13 @@ SweepConfig read_sweep_config(const std::filesystem::path& file);
 // The cross product of the axes, the first axis (by name) varying slowest.
 std::vector<Point> expand(const SweepConfig& config);
 
+// A sweep that asks Slurm for GPUs (slurm.gpus-per-node > 0) trains on them. `device` is the
+// point's --device as commsgd-train reads its command line (an axis, else the base config, else
+// the default, auto). A point that names no device on its command line and would run with auto
+// gets --device=cuda: auto falls back to the CPU, silently, where commsgd-train was built without
+// CUDA. cuda and cuda:N stay; any other device throws SweepError. Without GPUs, nothing changes.
+// Returns the device the point runs with.
+std::string train_on_requested_gpus(Point& point, const std::string& device,
+                                    const SlurmResources& slurm);
+
 }  // namespace commsgd::sweep

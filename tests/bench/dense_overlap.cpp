@@ -48,6 +48,8 @@ trainer::Options trainer_options(const Settings& s, int workers, const std::stri
   o.epochs = 1;
   o.max_steps = s.warmup + s.iterations;
   o.threads = s.threads;
+  // Timed on the CPU, as the bench's rows always were: auto would take a GPU where there is one.
+  o.device = "cpu";
   o.db_dir = scratch;
   o.quiet = true;
   return o;

@@ -1,9 +1,11 @@
 // commsgd-train --device cuda against --device cpu: the model computes on the GPU; an algorithm
 // written for device buffers works on its flat buffers there (over NCCL, or staged over MPI when
 // the ranks share a GPU), the others on host copies. Every case skips, saying why, where LibTorch
-// sees no CUDA device (a CPU-only LibTorch, or no GPU).
+// sees no CUDA device (a CPU-only LibTorch, or no GPU), but --device auto's, which checks that it
+// takes the GPU where there is one and the CPU elsewhere.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -110,6 +112,60 @@ TEST_F(TrainerRuns, AnEmulatedLinkTakesDeviceBuffersThroughTheHost) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(query(dir_ / "emulated.sqlite", "SELECT backend FROM runs"),
             (std::vector<std::vector<std::string>>{{"mpi-staged"}}));
+}
+
+// What --device auto should resolve to here, as commsgd-train --check-build reports the build and
+// the node: cuda with the CUDA kernels built (the device path comes with them) and a GPU that
+// LibTorch sees, else cpu.
+std::string auto_device_here() {
+  const ProcessResult report =
+      run_process(mpirun(1, {COMMSGD_TRAIN, "--check-build"}), std::chrono::seconds(60));
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  const std::string gpus_line = "GPUs LibTorch sees: ";
+  const std::size_t gpus = report.output.find(gpus_line);
+  EXPECT_NE(gpus, std::string::npos) << report.output;
+  const bool gpu_visible =
+      gpus != std::string::npos && std::stoi(report.output.substr(gpus + gpus_line.size())) > 0;
+  const bool cuda_built = report.output.find("CUDA kernels: built\n") != std::string::npos;
+  return cuda_built && gpu_visible ? "cuda" : "cpu";
+}
+
+// --device auto (the default) trains where auto resolves to on every rank, records that device
+// in the runs table and the resolved option in the run's config, and computes what that device
+// given outright does: bit for bit on the CPU, as this machine without a GPU shows.
+TEST_F(TrainerRuns, AutoTrainsOnTheGpuWhereThereIsOneElseOnTheCpu) {
+  const std::string expected = auto_device_here();
+  const std::vector<std::string> common = {
+      "--algo",      "dense", "--model",      "mlp", "--max-steps", "12",
+      "--epochs",    "1",     "--batch-size", "16",  "--lr",        "0.05",
+      "--seed",      "5",     "--dataset",    "csv", "--data-path", COMMSGD_DIGITS_CSV,
+      "--log-every", "4"};
+  auto automatic = common;
+  automatic.insert(automatic.end(), {"--device", "auto", "--db", (dir_ / "auto.sqlite").string(),
+                                     "--dump-params", (dir_ / "auto.bin").string()});
+  const ProcessResult by_auto = train(2, automatic);
+  ASSERT_EQ(by_auto.exit_code, 0) << by_auto.output;
+  auto outright = common;
+  outright.insert(outright.end(), {"--device", expected, "--db", (dir_ / "given.sqlite").string(),
+                                   "--dump-params", (dir_ / "given.bin").string()});
+  const ProcessResult by_name = train(2, outright);
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.output;
+
+  const auto runs = query(dir_ / "auto.sqlite",
+                          "SELECT device, status, json_extract(config, '$.device') FROM runs");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0][0], expected == "cuda" ? "cuda:0" : "cpu");
+  EXPECT_EQ(runs[0][1], "completed");
+  EXPECT_EQ(runs[0][2], expected) << "the config records the device auto resolved to";
+  const std::vector<float> a = read_floats(dir_ / "auto.bin");
+  const std::vector<float> g = read_floats(dir_ / "given.bin");
+  ASSERT_EQ(a.size(), g.size());
+  ASSERT_GT(a.size(), 0u);
+  if (expected == "cpu") {
+    EXPECT_TRUE(a == g) << "--device auto on the CPU is --device cpu, bit for bit";
+  } else {
+    EXPECT_LE(relative_distance(a, g), 1e-4) << "relative L2 distance of the final parameters";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

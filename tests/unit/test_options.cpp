@@ -41,6 +41,7 @@ TEST(Options, DefaultsAndFlags) {
   const Options d = parse({});
   EXPECT_EQ(d.algo, "dense");
   EXPECT_EQ(d.model, "mlp");
+  EXPECT_EQ(d.device, "auto");  // a GPU where there is one (resolved at setup), else the CPU
   const Options o =
       parse({"--model", "lenet", "--batch-size", "64", "--nesterov", "--lr-schedule",
              "81:0.1,122:0.1", "--mlp-hidden", "256,64", "--synthetic-shape", "3,32,32"});
@@ -139,6 +140,7 @@ TEST(Options, BadValuesNameTheOption) {
             std::string::npos);
   EXPECT_NE(usage_error({"--selector", "magic"}).find("--selector"), std::string::npos);
   EXPECT_NE(usage_error({"--density-schedule", "0:2"}).find("density"), std::string::npos);
+  EXPECT_EQ(usage_error({"--device", "gpu"}), "--device gpu: expected auto, cpu, cuda or cuda:N");
 }
 
 // The run record's config JSON must hold every option, so a run can be repeated from its row.

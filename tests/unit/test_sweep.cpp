@@ -172,6 +172,71 @@ TEST_F(SweepConfigTest, SplitsEachGroupIntoArraysTheClusterAccepts) {
   EXPECT_THROW(read_manifest_task(second.manifest, 4), SweepError);
 }
 
+// A sweep that asks Slurm for GPUs trains on them: the point that names no device (auto, the
+// default, which falls back to the CPU where commsgd-train lacks CUDA) gets --device=cuda in the
+// step its task runs, beside the sbatch request for the GPUs; cuda or cuda:N, from an axis or the
+// base config, is kept. A sweep without GPUs is left to auto.
+TEST_F(SweepConfigTest, AGpuSweepTrainsOnTheGpus) {
+  std::string gpus = kGood;
+  gpus.insert(gpus.find("[axes]"), "gpus-per-node = 4\n");  // in [slurm]
+  const SweepConfig c = read_sweep_config(write(gpus));
+  EXPECT_EQ(c.slurm.gpus_per_node, 4);
+  std::vector<Point> points = expand(c);
+  for (Point& p : points) EXPECT_EQ(train_on_requested_gpus(p, "auto", c.slurm), "cuda");
+  EXPECT_EQ(points[0].trainer_arguments.back(), "--device=cuda");
+  const SweepOutput out{dir_ / "out"};
+  const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
+  const std::vector<ArrayJob> arrays = plan_arrays(points, out, "stamp", kDefaultMaxArraySize);
+  const std::vector<std::string> cmd = array_command(c, arrays[0], out, tools);
+  EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--gpus-per-node=4"), cmd.end());
+  write_manifest(arrays[0], out, tools);
+  for (std::size_t t = 0; t < arrays[0].points.size(); ++t) {
+    const std::vector<std::string> step =
+        read_manifest_task(arrays[0].manifest, static_cast<long>(t));
+    EXPECT_EQ(std::count(step.begin(), step.end(), "--device=cuda"), 1) << "task " << t;
+  }
+
+  // A GPU the point names itself (cuda:N, from an axis or the base config) stays, and nothing is
+  // added.
+  Point base_cuda = expand(c)[0];
+  const std::vector<std::string> before = base_cuda.trainer_arguments;
+  EXPECT_EQ(train_on_requested_gpus(base_cuda, "cuda:1", c.slurm), "cuda:1");
+  EXPECT_EQ(base_cuda.trainer_arguments, before);
+
+  // Without GPUs, auto stays auto: each task takes a GPU only if it finds one.
+  Point cpu_sweep = expand(read_sweep_config(write(kGood)))[0];
+  const std::vector<std::string> unchanged = cpu_sweep.trainer_arguments;
+  EXPECT_EQ(train_on_requested_gpus(cpu_sweep, "auto", SlurmResources{}), "auto");
+  EXPECT_EQ(cpu_sweep.trainer_arguments, unchanged);
+}
+
+// Asking for GPUs while training on the CPU is refused with one line naming the point, the GPUs
+// and the device: a CPU device from the base config or an axis, or auto from an axis (which could
+// fall back to the CPU).
+TEST_F(SweepConfigTest, AGpuSweepOnTheCpuIsRefused) {
+  std::string gpus = kGood;
+  gpus.insert(gpus.find("[axes]"), "gpus-per-node = 4\n");
+  gpus += "device = [\"cpu\", \"auto\"]\n";  // in [axes]
+  const SweepConfig c = read_sweep_config(write(gpus));
+  for (Point p : expand(c)) {
+    const std::string device = p.id.find("device-cpu") != std::string::npos ? "cpu" : "auto";
+    try {
+      train_on_requested_gpus(p, device, c.slurm);
+      ADD_FAILURE() << "accepted " << p.id;
+    } catch (const SweepError& e) {
+      const std::string expected = "point " + p.id +
+                                   ": slurm.gpus-per-node = 4 asks for GPUs, but it trains with "
+                                   "--device " +
+                                   device + "; ";
+      EXPECT_TRUE(std::string(e.what()).starts_with(expected)) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+  // The base config's cpu: the point names no device, commsgd-train reads cpu from the file.
+  Point from_base = expand(read_sweep_config(write(kGood)))[0];
+  EXPECT_THROW(train_on_requested_gpus(from_base, "cpu", c.slurm), SweepError);
+}
+
 TEST(SplitSizes, AsFewArraysAsPossibleOfEvenSizesNoneAboveTheLimit) {
   using Sizes = std::vector<std::size_t>;
   EXPECT_EQ(split_sizes(3000, 1001), (Sizes{1000, 1000, 1000}));
