@@ -1,6 +1,10 @@
 #include "algorithms/catalog.hpp"
 
+#include <initializer_list>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "algorithms/dense.hpp"
 #include "algorithms/gossip/adpsgd.hpp"
@@ -159,43 +163,53 @@ std::string algorithm_list(Family family) {
   return joined(algorithm_names(family));
 }
 
-AlgorithmConfig resolve(AlgorithmConfig config) {
+std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
   const AlgorithmRow& row = find_algorithm(config.algo);
-  const auto refuse = [&](const std::string& option, Family applies_to) {
-    const std::vector<std::string> names = algorithm_names(applies_to);
-    const std::string which = names.size() == 1 ? "--algo " + names[0]
-                                                : "the " + std::string(family_name(applies_to)) +
-                                                      " algorithms (" + joined(names) + ")";
+  std::vector<OptionNotTaken> found;
+  // `option` (the options as the reason names them) applies to `which`, not to this row; `flags`
+  // are those of them the config sets.
+  const auto refuse = [&](std::vector<std::string> flags, const std::string& option,
+                          const std::string& which) {
     const bool several = option.find(" and ") != std::string::npos;
-    return std::invalid_argument(option + (several ? " apply to " : " applies to ") + which +
-                                 ", not --algo " + config.algo);
+    found.push_back({std::move(flags), option + (several ? " apply to " : " applies to ") + which +
+                                           ", not --algo " + config.algo});
   };
-  if (row.family == Family::sparse) {
-    if (config.selector.empty()) config.selector = row.selector;
-    if (config.aggregation.empty()) config.aggregation = row.aggregation;
-  } else if (!config.selector.empty() || !config.aggregation.empty()) {
-    throw refuse("--selector and --aggregation", Family::sparse);
+  // "the sparse algorithms (topk, gtopk, gaussiank)", or "--algo dense" for a family of one.
+  const auto family_text = [](Family family) {
+    const std::vector<std::string> names = algorithm_names(family);
+    return names.size() == 1
+               ? "--algo " + names[0]
+               : "the " + std::string(family_name(family)) + " algorithms (" + joined(names) + ")";
+  };
+  // Of the flags given, those whose option the config sets.
+  const auto those_set = [](std::initializer_list<std::pair<const char*, bool>> flags) {
+    std::vector<std::string> given;
+    for (const auto& [flag, is_set] : flags) {
+      if (is_set) given.emplace_back(flag);
+    }
+    return given;
+  };
+
+  if (row.family != Family::sparse && (!config.selector.empty() || !config.aggregation.empty())) {
+    refuse(those_set({{"--selector", !config.selector.empty()},
+                      {"--aggregation", !config.aggregation.empty()}}),
+           "--selector and --aggregation", family_text(Family::sparse));
   }
-  if (row.family == Family::gossip) {
-    if (config.topology.empty()) config.topology = row.topology;
-  } else if (!config.topology.empty()) {
-    throw refuse("--topology", Family::gossip);
+  if (row.family != Family::gossip && !config.topology.empty()) {
+    refuse({"--topology"}, "--topology", family_text(Family::gossip));
   }
   if (config.directed_mixing && !row.takes_directed_mixing) {
-    throw std::invalid_argument("--gossip-mixing directed applies to " +
-                                rows_taking(&AlgorithmRow::takes_directed_mixing) +
-                                ", not --algo " + config.algo);
+    refuse({"--gossip-mixing"}, "--gossip-mixing directed",
+           rows_taking(&AlgorithmRow::takes_directed_mixing));
   }
   if ((config.one_in_flight || config.synch_freq != 0) && !row.takes_overlap) {
-    throw std::invalid_argument("--osgp-overlap one-in-flight and --synch-freq apply to " +
-                                rows_taking(&AlgorithmRow::takes_overlap) + ", not --algo " +
-                                config.algo);
-  }
-  if (config.synch_freq != 0 && !config.one_in_flight) {
-    throw std::invalid_argument("--synch-freq applies to --osgp-overlap one-in-flight");
+    refuse(those_set({{"--osgp-overlap", config.one_in_flight},
+                      {"--synch-freq", config.synch_freq != 0}}),
+           "--osgp-overlap one-in-flight and --synch-freq",
+           rows_taking(&AlgorithmRow::takes_overlap));
   }
   if (row.family != Family::dense && config.wire != comm::DataType::f32) {
-    throw refuse("--wire-dtype", Family::dense);
+    refuse({"--wire-dtype"}, "--wire-dtype", family_text(Family::dense));
   }
   const bool dense_in_one_piece = row.family == Family::dense && config.bucket_bytes == 0;
   if (config.barrier_before_communicate && row.family != Family::sparse && !dense_in_one_piece &&
@@ -204,12 +218,34 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
     for (const AlgorithmRow& r : algorithm_table()) {
       if (r.rounds_block_training) blocking += std::string(", ") + std::string(r.name);
     }
-    throw std::invalid_argument(
-        "--barrier-before-communicate applies to the sparse algorithms, dense with --bucket-mb "
-        "0" +
-        blocking + "; not --algo " + config.algo +
-        (row.family == Family::dense ? " with buckets" : ""));
+    found.push_back({{"--barrier-before-communicate"},
+                     "--barrier-before-communicate applies to the sparse algorithms, dense with "
+                     "--bucket-mb 0" +
+                         blocking + "; not --algo " + config.algo +
+                         (row.family == Family::dense ? " with buckets" : "")});
   }
+  for (const auto& [flag, every] : {std::pair{"--grad-stats-every", config.grad_stats_every},
+                                    std::pair{"--norm-study-every", config.norm_study_every}}) {
+    if (every > 0 && row.family != Family::sparse) {
+      refuse({flag}, flag, family_text(Family::sparse));
+    }
+  }
+  return found;
+}
+
+AlgorithmConfig resolve(AlgorithmConfig config) {
+  const AlgorithmRow& row = find_algorithm(config.algo);
+  if (const std::vector<OptionNotTaken> not_taken = options_not_taken(config); !not_taken.empty()) {
+    throw std::invalid_argument(not_taken.front().reason);
+  }
+  if (config.synch_freq != 0 && !config.one_in_flight) {
+    throw std::invalid_argument("--synch-freq applies to --osgp-overlap one-in-flight");
+  }
+  if (row.family == Family::sparse) {
+    if (config.selector.empty()) config.selector = row.selector;
+    if (config.aggregation.empty()) config.aggregation = row.aggregation;
+  }
+  if (row.family == Family::gossip && config.topology.empty()) config.topology = row.topology;
   return config;
 }
 

@@ -50,8 +50,21 @@ const AlgorithmRow& find_algorithm(std::string_view name);
 std::vector<std::string> algorithm_names(Family family);  // the rows of one family
 std::string algorithm_list(Family family);                // "topk, gtopk, gaussiank"
 
+// An option only some algorithms take, set in a config for an algorithm that does not: the
+// options concerned, by flag (e.g. {"--topology"}), and why, as resolve() refuses them.
+struct OptionNotTaken {
+  std::vector<std::string> flags;
+  std::string reason;  // "--topology applies to the gossip algorithms (...), not --algo dense"
+};
+
+// The options `config` sets that its algorithm does not take, in the order resolve() checks them.
+// commsgd-train refuses them on its command line but leaves them out of a config file, which may
+// hold the options of several algorithms. Throws std::invalid_argument for an unknown algorithm.
+std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config);
+
 // Fills in the row's defaults; throws std::invalid_argument, naming the option, for an option
-// given to an algorithm it does not apply to (e.g. --selector with --algo dense).
+// given to an algorithm it does not apply to (e.g. --selector with --algo dense: the first of
+// options_not_taken) and for options that do not go together.
 AlgorithmConfig resolve(AlgorithmConfig config);
 
 // Resolves the config and builds its row's algorithm; throws std::invalid_argument naming the

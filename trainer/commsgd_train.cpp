@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/throttled_communicator.hpp"
@@ -20,6 +22,16 @@ namespace {
 
 void print_error(const std::string& message) {
   fmt::print(stderr, "commsgd-train: error: {}\n", message);
+}
+
+// One line, for the person who runs a paper's config with another algorithm of its paper: what was
+// left out of it and why. The run record keeps the same (run_info.cpp).
+void print_left_out(const std::map<std::string, std::string>& left_out) {
+  std::string text;
+  for (const auto& [key, reason] : left_out) {
+    text += fmt::format("{}{} ({})", text.empty() ? "" : "; ", key, reason);
+  }
+  fmt::print(stderr, "commsgd-train: note: left out of the --config file: {}\n", text);
 }
 
 }  // namespace
@@ -44,6 +56,7 @@ int commsgd_train_main(int argc, char** argv) {
       }
       return kExitCompleted;
     }
+    if (rank0 && !options.left_out.empty()) print_left_out(options.left_out);
   } catch (const UsageError& e) {
     parse_error = e.what();
   }

@@ -167,15 +167,18 @@ std::string density_schedule_check(const std::string& text) {
 namespace {
 
 // Declares options on a CLI app and collects, for each, what the run record, the hash and the
-// algorithms read: its JSON key (its flag, '-' → '_'), how to get its value from Options, whether
-// it is hashed, and where it goes in the algorithms' configuration (algorithm_config).
+// algorithms read: its flag and JSON key (the flag, '-' → '_'), how to get its value from Options
+// and to copy it from one Options to another, whether it is hashed, and where it goes in the
+// algorithms' configuration (algorithm_config).
 class Declarations {
  public:
   using IntoAlgorithm = std::function<void(const Options&, algorithms::AlgorithmConfig&)>;
   struct Entry {
+    std::string flag;
     std::string key;
     Hash hash;
     std::function<nlohmann::json(const Options&)> value;
+    std::function<void(Options& to, const Options& from)> copy;
     IntoAlgorithm into_algorithm;  // empty: the algorithms do not read it
   };
 
@@ -212,14 +215,14 @@ class Declarations {
   template <class T>
   Declared<T> value(const std::string& flag, T Options::*member, const std::string& help,
                     Hash hash = Hash::yes) {
-    Entry& entry =
-        record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
+    Entry& entry = record(flag, hash, member,
+                          [member](const Options& o) { return nlohmann::json(o.*member); });
     return {app_.add_option(flag, options_.*member, help), entry, member};
   }
   Declared<bool> flag(const std::string& flag, bool Options::*member, const std::string& help,
                       Hash hash = Hash::yes) {
-    Entry& entry =
-        record(flag, hash, [member](const Options& o) { return nlohmann::json(o.*member); });
+    Entry& entry = record(flag, hash, member,
+                          [member](const Options& o) { return nlohmann::json(o.*member); });
     return {app_.add_flag(flag, options_.*member, help), entry, member};
   }
   // One of `choices`' names, held as the value it stands for.
@@ -227,7 +230,7 @@ class Declarations {
   Declared<E> choice(const std::string& flag, E Options::*member,
                      const std::array<Choice<E>, N>& choices, const std::string& help,
                      Hash hash = Hash::yes) {
-    Entry& entry = record(flag, hash, [member, &choices](const Options& o) {
+    Entry& entry = record(flag, hash, member, [member, &choices](const Options& o) {
       return nlohmann::json(std::string(name_of(choices, o.*member)));
     });
     return {add_choice(app_, flag, options_.*member, choices, help), entry, member};
@@ -236,8 +239,9 @@ class Declarations {
   template <class T>
   Declared<T> parsed(const std::string& flag, T Options::*member, T (*parse)(const std::string&),
                      const std::string& help, Hash hash = Hash::yes) {
-    Entry& entry = record(
-        flag, hash, [member](const Options& o) { return nlohmann::json(to_string(o.*member)); });
+    Entry& entry = record(flag, hash, member, [member](const Options& o) {
+      return nlohmann::json(to_string(o.*member));
+    });
     Options& options = options_;
     return {
         app_.add_option_function<std::string>(
@@ -251,9 +255,16 @@ class Declarations {
   const std::deque<Entry>& entries() const { return entries_; }
 
  private:
-  Entry& record(const std::string& flag, Hash hash,
+  template <class T>
+  Entry& record(const std::string& flag, Hash hash, T Options::*member,
                 std::function<nlohmann::json(const Options&)> value) {
-    return entries_.emplace_back(Entry{json_key(flag), hash, std::move(value), {}});
+    return entries_.emplace_back(
+        Entry{flag,
+              json_key(flag),
+              hash,
+              std::move(value),
+              [member](Options& to, const Options& from) { to.*member = from.*member; },
+              {}});
   }
 
   CLI::App& app_;
@@ -669,7 +680,10 @@ void declare_options(Declarations& d) {
 
 void add_options(CLI::App& app, Options& o) {
   app.description(kDescription);
-  app.set_config("--config", "", "TOML file of options; command-line flags override it");
+  app.set_config("--config", "",
+                 "TOML file of options; command-line flags override it. It may hold the options "
+                 "of several algorithms: those --algo does not take are left out, with a note "
+                 "(stderr, and left_out in the run's config)");
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.option_defaults()->always_capture_default();
   Declarations d(app, o);
@@ -710,6 +724,46 @@ const std::deque<Declarations::Entry>& declared_entries() {
   return entries;
 }
 
+// The algorithms' configuration as the options set it, before the algorithm's defaults are filled
+// in.
+algorithms::AlgorithmConfig unresolved_config(const Options& o) {
+  algorithms::AlgorithmConfig c;
+  for (const Declarations::Entry& entry : declared_entries()) {
+    if (entry.into_algorithm) entry.into_algorithm(o, c);
+  }
+  return c;
+}
+
+// A config file may hold the options of several algorithms, so that a paper's config runs every
+// algorithm the paper compares (--config sgp/imagenet-resnet50.toml --algo dense). An option the
+// file sets that --algo does not take is left out, put back as it was before the parse, and noted
+// in options.left_out with why. On the command line the same option is refused (validate): it
+// was given for this run.
+void leave_out_options_not_taken(const CLI::App& app, const Options& before, Options& options) {
+  options.left_out.clear();
+  // --algo's check has let only the table's algorithms through, so this does not throw.
+  const std::vector<algorithms::OptionNotTaken> not_taken =
+      algorithms::options_not_taken(unresolved_config(options));
+  // CLI11 lists what the command line gave in parse_order(); an option the config file set has
+  // results but is not listed there. (Nor is one an environment variable set, --network's, which
+  // every algorithm takes.)
+  const std::vector<CLI::Option*>& typed = app.parse_order();
+  const auto from_file = [&](const std::string& flag) {
+    const CLI::Option* option = app.get_option_no_throw(flag);
+    return option != nullptr && option->count() > 0 &&
+           std::find(typed.begin(), typed.end(), option) == typed.end();
+  };
+  for (const algorithms::OptionNotTaken& problem : not_taken) {
+    for (const Declarations::Entry& entry : declared_entries()) {
+      const bool concerned =
+          std::find(problem.flags.begin(), problem.flags.end(), entry.flag) != problem.flags.end();
+      if (!concerned || !from_file(entry.flag)) continue;
+      entry.copy(options, before);
+      options.left_out[entry.key] = problem.reason;
+    }
+  }
+}
+
 // The options as the run record keeps them: all of them, or those the computation hash reads.
 nlohmann::json recorded(const Options& o, bool hashed_only) {
   nlohmann::json json = nlohmann::json::object();
@@ -748,6 +802,7 @@ std::shared_ptr<const std::string> add_extension_option(const std::string& flag,
 }
 
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print) {
+  const Options before = options;
   CLI::App app;
   app.name("commsgd-train");
   add_options(app, options);
@@ -770,17 +825,14 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   }
   if (check_build) return ParseOutcome::check_build;
   if (version) return ParseOutcome::version;
+  leave_out_options_not_taken(app, before, options);
   validate(options);
   return ParseOutcome::run;
 }
 
 algorithms::AlgorithmConfig algorithm_config(const Options& o) {
-  algorithms::AlgorithmConfig c;
-  for (const Declarations::Entry& entry : declared_entries()) {
-    if (entry.into_algorithm) entry.into_algorithm(o, c);
-  }
   try {
-    return algorithms::resolve(c);
+    return algorithms::resolve(unresolved_config(o));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -791,16 +843,9 @@ double warmup_start_fraction(const Options& o, int workers) {
 }
 
 void validate(const Options& o) {
-  const algorithms::AlgorithmConfig algorithm = algorithm_config(o);
+  algorithm_config(o);  // refuses what the algorithm does not take, and what does not go together
   if (!std::regex_match(o.device, std::regex("auto|cpu|cuda(:[0-9]{1,4})?"))) {
     throw UsageError("--device " + o.device + ": expected auto, cpu, cuda or cuda:N");
-  }
-  for (const auto& [option, every] : {std::pair{"--grad-stats-every", o.grad_stats_every},
-                                      std::pair{"--norm-study-every", o.norm_study_every}}) {
-    if (every > 0 && algorithm.selector.empty()) {
-      throw UsageError(std::string(option) + " applies to the sparse algorithms (" +
-                       algorithms::algorithm_list(algorithms::Family::sparse) + "), not " + o.algo);
-    }
   }
   if (o.bucket_mb > 0 && o.bucket_mb * (1 << 20) < sizeof(float)) {
     throw UsageError("--bucket-mb must be 0 or hold at least one float (4 bytes)");

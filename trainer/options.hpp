@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -81,7 +82,8 @@ ResumeFrom parse_resume(const std::string& text);  // "", "auto" or a directory
 std::string to_string(const ResumeFrom& resume);   // what parse_resume reads back
 
 // Every option of commsgd-train, its type and default; options.cpp declares each once (flag, help,
-// checks, whether it is hashed). Field names are the long flags with '-' → '_'.
+// checks, whether it is hashed). Field names are the long flags with '-' → '_'; left_out, the one
+// field that is no option, says what parse_options left out of the --config file.
 struct Options {
   // Run
   std::string algo = "dense";
@@ -175,6 +177,12 @@ struct Options {
   int checkpoint_every = 0;         // epochs; 0: none on a schedule
   long checkpoint_every_steps = 0;  // iterations; 0: none on a schedule
   ResumeFrom resume;                // --resume
+
+  // Not an option: the options of the --config file that --algo does not take (a paper's config
+  // run with another algorithm of its paper), each by its key in the run record's JSON with why,
+  // e.g. "topology": "--topology applies to the gossip algorithms (...), not --algo dense". They
+  // keep their defaults; the run record keeps this under "left_out".
+  std::map<std::string, std::string> left_out;
 };
 
 // Whether an option enters the computation hash: what a run computes does; where and how it runs
@@ -211,7 +219,8 @@ std::shared_ptr<const std::string> add_extension_option(const std::string& flag,
 // --check-build was given, for the caller to answer (build_report.hpp).
 enum class ParseOutcome { run, exit_ok, version, check_build };
 
-// Parses argv (and --config FILE).
+// Parses argv (and --config FILE). An option the file sets that --algo does not take is left out,
+// noted in options.left_out; on the command line such an option is refused.
 // Throws UsageError naming the option and the problem.
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print);
 

@@ -79,6 +79,9 @@ record::RunInfo make_run_info(const Options& o, const std::string& device, int w
   info.epochs = o.epochs;
   info.seed = o.seed;
   nlohmann::json config = o;
+  // The --config file's options that this run's algorithm does not take, with why ({} when
+  // none): the record says what was given as well as what was used.
+  config["left_out"] = o.left_out;
   config["network_environment"] = network_environment();
   config["parameters"] = parameters;
   if (!o.model_file.empty()) config["model_file_fnv1a64"] = file_hash(o.model_file);

@@ -9,7 +9,8 @@
 
 namespace commsgd::trainer {
 
-// The `runs` row of this run: the options, where it ran (`device` as LibTorch names it, host,
+// The `runs` row of this run: the options (and, under "left_out" in the config JSON, those of the
+// --config file the algorithm does not take), where it ran (`device` as LibTorch names it, host,
 // Slurm ids, the network profile's variables under "network_environment" in the config JSON),
 // the model's parameter count ("parameters" in the config JSON, for the cost model), and which
 // build.

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <set>
+
+#include "trainer/options.hpp"
 
 namespace commsgd::sweep {
 namespace {
@@ -24,15 +27,20 @@ std::string scalar_text(const toml::node& value, const fs::path& file, const std
   fail(file, fmt::format("{}: values must be strings, numbers or booleans", key));
 }
 
-// Turns one value of an axis into its label and the arguments it adds: `--key=value`, a flag
-// for true, nothing for false, and comma-joined items for a list-valued option.
-void add_value(Axis& axis, const toml::node& value, const fs::path& file) {
-  const std::string key = "axes." + axis.name;
+// One value of an option, as text (for ids and reports) and as the arguments it adds.
+struct Value {
+  std::string label;
+  std::vector<std::string> arguments;
+};
+
+// A value of option `option`, which the sweep config names `key` ("axes.lr", "train.lr"):
+// `--option=value`, the flag for true, nothing for false, and comma-joined items for a
+// list-valued option.
+Value option_value(const std::string& option, const toml::node& value, const fs::path& file,
+                   const std::string& key) {
   if (const auto* flag = value.as_boolean()) {
-    axis.labels.push_back(flag->get() ? "true" : "false");
-    axis.arguments.push_back(flag->get() ? std::vector<std::string>{"--" + axis.name}
-                                         : std::vector<std::string>{});
-    return;
+    return {flag->get() ? "true" : "false",
+            flag->get() ? std::vector<std::string>{"--" + option} : std::vector<std::string>{}};
   }
   std::string text;
   if (const auto* list = value.as_array()) {
@@ -43,8 +51,37 @@ void add_value(Axis& axis, const toml::node& value, const fs::path& file) {
   } else {
     text = scalar_text(value, file, key);
   }
-  axis.labels.push_back(text);
-  axis.arguments.push_back({fmt::format("--{}={}", axis.name, text)});
+  return {text, {fmt::format("--{}={}", option, text)}};
+}
+
+// commsgd-train's options by long name, the keys a sweep may set, read from its own declarations.
+bool is_trainer_option(const std::string& name) {
+  static const std::set<std::string> names = [] {
+    CLI::App app;
+    trainer::Options options;
+    trainer::add_options(app, options);
+    std::set<std::string> found;
+    for (const CLI::Option* option : app.get_options()) found.insert(option->get_single_name());
+    found.erase("help");
+    return found;
+  }();
+  return names.contains(name);
+}
+
+// Options every point gets from the sweep itself: its base config, database and checkpoints.
+void refuse_set_by_sweep(const std::string& option, const std::string& key, const fs::path& file) {
+  for (const char* own : {"config", "db", "db-dir", "checkpoint-dir", "resume"}) {
+    if (option == own) fail(file, fmt::format("{}: set by the sweep itself", key));
+  }
+}
+
+// Caught here, a misspelt key names the file and the key; caught by commsgd-train's parse of
+// each point, it would name a point.
+void refuse_unknown_option(const std::string& option, const std::string& key,
+                           const fs::path& file) {
+  if (!is_trainer_option(option)) {
+    fail(file, fmt::format("unknown key '{}': not a commsgd-train option", key));
+  }
 }
 
 int positive_int(const toml::table& table, std::string_view key, int fallback, const fs::path& file,
@@ -129,14 +166,17 @@ std::vector<Axis> read_axes(const toml::table& root, const fs::path& file) {
     if (values == nullptr || values->empty()) {
       fail(file, fmt::format("axes.{} must be a non-empty list of values", axis.name));
     }
-    if (axis.name == "config" || axis.name == "db" || axis.name == "db-dir" ||
-        axis.name == "checkpoint-dir" || axis.name == "resume") {
-      fail(file, fmt::format("axes.{}: set by the sweep itself", axis.name));
+    const std::string where = "axes." + axis.name;
+    refuse_set_by_sweep(axis.name, where, file);
+    for (const toml::node& v : *values) {
+      Value parsed = option_value(axis.name, v, file, where);
+      axis.labels.push_back(std::move(parsed.label));
+      axis.arguments.push_back(std::move(parsed.arguments));
     }
-    for (const toml::node& v : *values) add_value(axis, v, file);
     if (std::set(axis.labels.begin(), axis.labels.end()).size() != axis.labels.size()) {
       fail(file, fmt::format("axes.{} lists a value twice", axis.name));
     }
+    if (axis.name != "workers") refuse_unknown_option(axis.name, where, file);
     axes.push_back(std::move(axis));
   }
   for (const std::string_view required : {"workers", "network"}) {
@@ -145,6 +185,60 @@ std::vector<Axis> read_axes(const toml::table& root, const fs::path& file) {
     }
   }
   return axes;
+}
+
+// The settings of a [train] or [algo.NAME] table, whose keys `prefix` ("train", "algo.sgp") names.
+std::vector<Setting> read_settings(const toml::table& table, const std::string& prefix,
+                                   const std::vector<Axis>& axes, const fs::path& file) {
+  std::vector<Setting> settings;
+  for (const auto& [name, value] : table) {
+    const std::string option(name.str());
+    const std::string key = prefix + "." + option;
+    refuse_set_by_sweep(option, key, file);
+    // Two values for one point: say which, rather than let the later argument win unseen.
+    if (std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == option; })) {
+      fail(file, fmt::format("{}: also an axis (axes.{}); set it in one place", key, option));
+    }
+    refuse_unknown_option(option, key, file);
+    settings.push_back({option, option_value(option, value, file, key).arguments});
+  }
+  return settings;
+}
+
+std::vector<Setting> read_train(const toml::table& root, const std::vector<Axis>& axes,
+                                const fs::path& file) {
+  const toml::node* node = root.get("train");
+  if (node == nullptr) return {};
+  if (!node->is_table()) fail(file, "train must be a table of commsgd-train options");
+  return read_settings(*node->as_table(), "train", axes, file);
+}
+
+// [algo.NAME] for each NAME among axes.algo's values: the settings only that algorithm takes
+// (--topology for a gossip algorithm, which dense refuses), or its own value of one.
+std::map<std::string, std::vector<Setting>> read_per_algo(const toml::table& root,
+                                                          const std::vector<Axis>& axes,
+                                                          const fs::path& file) {
+  std::map<std::string, std::vector<Setting>> per_algo;
+  const toml::node* node = root.get("algo");
+  if (node == nullptr) return per_algo;
+  if (!node->is_table()) fail(file, "algo must hold [algo.NAME] tables");
+  const auto algo =
+      std::find_if(axes.begin(), axes.end(), [](const Axis& a) { return a.name == "algo"; });
+  for (const auto& [name, settings] : *node->as_table()) {
+    const std::string table = "algo." + std::string(name.str());
+    if (!settings.is_table()) {
+      fail(file,
+           fmt::format("{} must be a table: [algo.NAME] holds the settings of --algo NAME", table));
+    }
+    if (algo == axes.end()) {
+      fail(file, fmt::format("[{}]: per-algorithm settings need an axes.algo", table));
+    }
+    if (std::find(algo->labels.begin(), algo->labels.end(), name.str()) == algo->labels.end()) {
+      fail(file, fmt::format("[{}]: '{}' is not among axes.algo's values", table, name.str()));
+    }
+    per_algo[std::string(name.str())] = read_settings(*settings.as_table(), table, axes, file);
+  }
+  return per_algo;
 }
 
 // File names keep letters, digits, '.', '-' and '+'; everything else becomes '-'.
@@ -189,7 +283,7 @@ SweepConfig read_sweep_config(const fs::path& file) {
     if (!fs::exists(file)) fail(file, "no such file");
     fail(file, fmt::format("line {}: {}", e.source().begin.line, e.description()));
   }
-  check_known_keys(root, "", {"sweep", "slurm", "axes"}, file);
+  check_known_keys(root, "", {"sweep", "slurm", "axes", "train", "algo"}, file);
   const toml::table& sweep = section(root, "sweep", file);
   check_known_keys(sweep, "sweep", {"name", "config"}, file);
 
@@ -207,6 +301,8 @@ SweepConfig read_sweep_config(const fs::path& file) {
   }
   c.slurm = read_slurm(root, file);
   c.axes = read_axes(root, file);
+  c.train = read_train(root, c.axes, file);
+  c.per_algo = read_per_algo(root, c.axes, file);
   return c;
 }
 
@@ -216,7 +312,7 @@ std::vector<Point> expand(const SweepConfig& config) {
   while (true) {
     Point p;
     p.trainer_arguments = {"--config", config.base_config.string()};
-    std::string readable, canonical;
+    std::string readable, canonical, algo;
     for (std::size_t a = 0; a < config.axes.size(); ++a) {
       const Axis& axis = config.axes[a];
       const std::string& label = axis.labels[choice[a]];
@@ -228,13 +324,25 @@ std::vector<Point> expand(const SweepConfig& config) {
       } else if (axis.name == "network") {
         p.network = label;
       } else {
+        if (axis.name == "algo") algo = label;
         const auto& args = axis.arguments[choice[a]];
         p.trainer_arguments.insert(p.trainer_arguments.end(), args.begin(), args.end());
       }
     }
+    // [train]'s settings, each replaced by the point's algorithm's own where it has one.
+    std::map<std::string, const Setting*> settings;
+    for (const Setting& s : config.train) settings[s.name] = &s;
+    if (const auto own = config.per_algo.find(algo); own != config.per_algo.end()) {
+      for (const Setting& s : own->second) settings[s.name] = &s;
+    }
+    for (const auto& [name, setting] : settings) {
+      p.trainer_arguments.insert(p.trainer_arguments.end(), setting->arguments.begin(),
+                                 setting->arguments.end());
+    }
     // One intra-op thread pool per rank, as large as Slurm's share of cores for it.
     if (std::none_of(config.axes.begin(), config.axes.end(),
-                     [](const Axis& axis) { return axis.name == "threads"; })) {
+                     [](const Axis& axis) { return axis.name == "threads"; }) &&
+        !settings.contains("threads")) {
       p.trainer_arguments.push_back(fmt::format("--threads={}", config.slurm.cpus_per_task));
     }
     p.id = fmt::format("{}-{:08x}", readable, fnv1a(canonical));

@@ -1,8 +1,10 @@
 // A sweep config (configs/sweeps/*.toml): a base commsgd-train config, the Slurm resources of
-// each job, and axes whose cross product is the set of runs ("points").
+// each job, axes whose cross product is the set of runs ("points"), and settings every point gets
+// ([train]) or every point of one algorithm ([algo.NAME]).
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,12 +38,23 @@ struct Axis {
   std::vector<std::vector<std::string>> arguments;  // e.g. {"--density=0.001"}; {} for a false flag
 };
 
+// A fixed setting: one commsgd-train option, turned into the command-line arguments it stands for.
+struct Setting {
+  std::string name;                    // e.g. "topology"
+  std::vector<std::string> arguments;  // e.g. {"--topology=ring"}; {} for a false flag
+};
+
 struct SweepConfig {
   std::filesystem::path file;
   std::string name;
   std::filesystem::path base_config;  // absolute
   SlurmResources slurm;
   std::vector<Axis> axes;  // sorted by name; `workers` and `network` among them
+  // [train]: given to every point, on its command line (so an option its algorithm does not take
+  // is refused). [algo.NAME]: given to the points whose algo axis is NAME, each in place of
+  // [train]'s setting of the same option. Sorted by name; no option is both a setting and an axis.
+  std::vector<Setting> train;
+  std::map<std::string, std::vector<Setting>> per_algo;
 };
 
 // One run of the sweep: a choice of one value per axis.
@@ -50,7 +63,9 @@ struct Point {
   int workers = 1;
   int nodes = 1;  // workers spread over nodes of tasks_per_node ranks
   std::string network;
-  std::vector<std::string> trainer_arguments;  // --config BASE, then one option per other axis
+  // --config BASE, one option per other axis, the settings of [train] and [algo.NAME], then
+  // --threads (Slurm's cores per task) unless an axis or setting gives it
+  std::vector<std::string> trainer_arguments;
 };
 
 SweepConfig read_sweep_config(const std::filesystem::path& file);

@@ -3,10 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "trainer/options.hpp"
+#include "trainer/run_info.hpp"
 
 namespace commsgd::trainer {
 namespace {
@@ -118,6 +120,89 @@ TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
   EXPECT_EQ(algorithm_config(parse({"--algo", "osgp", "--max-staleness", "4"})).max_staleness, 4);
   EXPECT_TRUE(
       algorithm_config(parse({"--algo", "dpsgd", "--gossip-mixing", "directed"})).directed_mixing);
+}
+
+// A config file may hold the options of several algorithms (a paper's config runs each algorithm
+// the paper compares): those --algo does not take are left out, back at their defaults, each
+// noted with why, and the rest are kept. The run record keeps the notes.
+TEST(Options, AConfigFileLeavesOutWhatTheAlgorithmDoesNotTake) {
+  const fs::path cfg = write_config(
+      "commsgd_options_several_algorithms.toml",
+      "lr = 0.2\nselector = \"exact\"\ngrad-stats-every = 5\nwire-dtype = \"fp16\"\n"
+      "topology = \"ring\"\ngossip-mixing = \"directed\"\nosgp-overlap = \"one-in-flight\"\n"
+      "synch-freq = 2\n");
+  using Keys = std::set<std::string>;
+  const auto left_out = [](const Options& o) {
+    Keys keys;
+    for (const auto& note : o.left_out) keys.insert(note.first);
+    return keys;
+  };
+
+  const Options dense = parse({"--config", cfg.string(), "--algo", "dense"});
+  EXPECT_EQ(left_out(dense), (Keys{"gossip_mixing", "grad_stats_every", "osgp_overlap", "selector",
+                                   "synch_freq", "topology"}));
+  EXPECT_EQ(dense.topology, "");
+  EXPECT_EQ(dense.selector, "");
+  EXPECT_EQ(dense.grad_stats_every, 0);
+  EXPECT_EQ(dense.gossip_mixing, algorithms::GossipMixing::symmetric);
+  EXPECT_EQ(dense.osgp_overlap, OsgpOverlap::bounded_staleness);
+  EXPECT_EQ(dense.synch_freq, 0);
+  EXPECT_EQ(dense.wire_dtype, comm::DataType::f16);  // dense's own
+  EXPECT_DOUBLE_EQ(dense.lr, 0.2);
+  EXPECT_EQ(dense.left_out.at("topology").find("--topology applies to the gossip algorithms"), 0u);
+  EXPECT_NE(dense.left_out.at("topology").find("not --algo dense"), std::string::npos);
+
+  const Options topk = parse({"--config", cfg.string(), "--algo", "topk"});
+  EXPECT_EQ(left_out(topk),
+            (Keys{"gossip_mixing", "osgp_overlap", "synch_freq", "topology", "wire_dtype"}));
+  EXPECT_EQ(topk.selector, "exact");
+  EXPECT_EQ(topk.grad_stats_every, 5);
+  EXPECT_EQ(topk.wire_dtype, comm::DataType::f32);
+
+  const Options osgp = parse({"--config", cfg.string(), "--algo", "osgp"});
+  EXPECT_EQ(left_out(osgp), (Keys{"gossip_mixing", "grad_stats_every", "selector", "wire_dtype"}));
+  EXPECT_EQ(osgp.topology, "ring");
+  EXPECT_EQ(osgp.osgp_overlap, OsgpOverlap::one_in_flight);
+  EXPECT_EQ(osgp.synch_freq, 2);
+
+  const Options dpsgd = parse({"--config", cfg.string(), "--algo", "dpsgd"});
+  EXPECT_EQ(left_out(dpsgd),
+            (Keys{"grad_stats_every", "osgp_overlap", "selector", "synch_freq", "wire_dtype"}));
+  EXPECT_EQ(dpsgd.gossip_mixing, algorithms::GossipMixing::directed);
+
+  // The run's config in its record: the options as used, and what was left out of the file.
+  const nlohmann::json record =
+      nlohmann::json::parse(make_run_info(dense, "cpu", 1, 1, 10).config_json);
+  EXPECT_EQ(record["topology"], "");
+  EXPECT_EQ(record["left_out"]["topology"], dense.left_out.at("topology"));
+  EXPECT_EQ(record["left_out"].size(), dense.left_out.size());
+  const nlohmann::json plain =
+      nlohmann::json::parse(make_run_info(parse({}), "cpu", 1, 1, 10).config_json);
+  EXPECT_EQ(plain["left_out"], nlohmann::json::object());
+  fs::remove(cfg);
+}
+
+// On the command line an option the algorithm does not take is refused, the file's or not: it was
+// given for this run.
+TEST(Options, TheCommandLineStillRefusesWhatTheAlgorithmDoesNotTake) {
+  const fs::path cfg = write_config("commsgd_options_gossip.toml",
+                                    "topology = \"ring\"\ngossip-mixing = \"directed\"\n");
+  EXPECT_NE(usage_error({"--config", cfg.string(), "--algo", "dense", "--topology", "ring"})
+                .find("--topology applies to the gossip algorithms"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--config", cfg.string(), "--algo", "sgp", "--gossip-mixing", "directed"})
+                .find("--gossip-mixing directed applies to --algo dpsgd, --algo adpsgd, not --algo "
+                      "sgp"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--algo", "dense", "--grad-stats-every", "3"})
+                .find("--grad-stats-every applies to the sparse algorithms"),
+            std::string::npos);
+  // What the file leaves out is left out whatever the command line adds for the algorithm.
+  const Options sgp =
+      parse({"--config", cfg.string(), "--algo", "sgp", "--topology", "exponential"});
+  EXPECT_EQ(sgp.topology, "exponential");
+  EXPECT_EQ(sgp.left_out.count("gossip_mixing"), 1u);
+  fs::remove(cfg);
 }
 
 TEST(Options, UnknownConfigKeyIsAnError) {

@@ -14,11 +14,22 @@
 #include "jobs/sweep/cluster_limits.hpp"
 #include "jobs/sweep/jobs_plan.hpp"
 #include "jobs/sweep/sweep_config.hpp"
+#include "trainer/options.hpp"
 
 namespace commsgd::sweep {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A point's command line as commsgd-train reads it.
+trainer::Options parse_point(const std::vector<std::string>& arguments) {
+  std::vector<const char*> argv = {"commsgd-train"};
+  for (const std::string& a : arguments) argv.push_back(a.c_str());
+  trainer::Options o;
+  EXPECT_EQ(trainer::parse_options(static_cast<int>(argv.size()), argv.data(), o, false),
+            trainer::ParseOutcome::run);
+  return o;
+}
 
 class SweepConfigTest : public ::testing::Test {
  protected:
@@ -84,6 +95,52 @@ TEST_F(SweepConfigTest, ExpandsTheCrossProductIntoUniquePoints) {
       0);
   EXPECT_EQ(first.id.substr(0, first.id.rfind('-')),
             "algo-dense_mlp-hidden-64-32_nesterov-true_network-ethernet_workers-4");
+}
+
+// [train] goes to every point and [algo.NAME] to the points of that algorithm, in place of
+// [train]'s value of the same option, after the axes' options; each point is one commsgd-train
+// accepts, a gossip graph only where the algorithm is a gossip one.
+TEST_F(SweepConfigTest, GivesTrainSettingsToEveryPointAndAlgoSettingsToTheirAlgorithm) {
+  const SweepConfig c = read_sweep_config(write(R"(
+[sweep]
+name = "demo"
+config = "base.toml"
+[train]
+lr = 0.05
+nesterov = true
+mlp-hidden = [64, 32]
+[algo.sgp]
+topology = "ring"
+lr = 0.2
+[algo.dpsgd]
+topology = "ring"
+gossip-mixing = "directed"
+[axes]
+algo = ["dense", "sgp", "dpsgd"]
+workers = [4]
+network = ["ethernet"]
+)"));
+  const std::vector<Point> points = expand(c);
+  ASSERT_EQ(points.size(), 3u);
+  const std::string base = c.base_config.string();
+  using Arguments = std::vector<std::string>;
+  EXPECT_EQ(points[0].trainer_arguments,
+            (Arguments{"--config", base, "--algo=dense", "--lr=0.05", "--mlp-hidden=64,32",
+                       "--nesterov", "--threads=1"}));
+  EXPECT_EQ(points[1].trainer_arguments,
+            (Arguments{"--config", base, "--algo=sgp", "--lr=0.2", "--mlp-hidden=64,32",
+                       "--nesterov", "--topology=ring", "--threads=1"}));
+  EXPECT_EQ(points[2].trainer_arguments,
+            (Arguments{"--config", base, "--algo=dpsgd", "--gossip-mixing=directed", "--lr=0.05",
+                       "--mlp-hidden=64,32", "--nesterov", "--topology=ring", "--threads=1"}));
+  for (const Point& p : points) parse_point(p.trainer_arguments);
+
+  // A thread count set for every point takes the place of Slurm's share of cores.
+  const SweepConfig threads = read_sweep_config(
+      write("[sweep]\nname = \"x\"\nconfig = \"base.toml\"\n[train]\nthreads = 3\n"
+            "[axes]\nworkers = [2]\nnetwork = [\"local\"]\n"));
+  EXPECT_EQ(expand(threads)[0].trainer_arguments,
+            (Arguments{"--config", threads.base_config.string(), "--threads=3"}));
 }
 
 TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
@@ -340,6 +397,24 @@ TEST_F(SweepConfigTest, RefusesBadConfigsNamingTheProblem) {
       {head + "[slurm]\nmax-running = -1\n" + axes, "slurm.max-running must be an integer >= 0"},
       {head + "[slurm]\nmax-parallel = 4\n" + axes, "slurm.max-parallel is now slurm.max-running"},
       {head + axes + "algo = [\"dense\"\n", "line 7: "},
+      {head + axes + "densty = [0.1]\n", "unknown key 'axes.densty': not a commsgd-train option"},
+      {head + axes + "[train]\nlrr = 0.1\n", "unknown key 'train.lrr': not a commsgd-train option"},
+      {head + axes + "[train]\ndb = \"x.sqlite\"\n", "train.db: set by the sweep itself"},
+      {head + axes + "[train]\nworkers = 4\n", "train.workers: also an axis (axes.workers)"},
+      {head + axes + "seed = [1, 2]\n[train]\nseed = 3\n", "train.seed: also an axis"},
+      {head + axes + "[train]\nmlp-hidden = [[1]]\n", "train.mlp-hidden: lists may not nest"},
+      {head + axes + "[train]\nlr = { a = 1 }\n", "train.lr: values must be strings, numbers"},
+      {"train = 3\n" + head + axes, "train must be a table"},
+      {head + axes + "[algo.sgp]\ntopology = \"ring\"\n",
+       "[algo.sgp]: per-algorithm settings need an axes.algo"},
+      {head + axes + "algo = [\"sgp\"]\n[algo.spg]\ntopology = \"ring\"\n",
+       "[algo.spg]: 'spg' is not among axes.algo's values"},
+      {head + axes + "algo = [\"sgp\"]\n[algo]\ntopology = \"ring\"\n",
+       "algo.topology must be a table"},
+      {head + axes + "algo = [\"sgp\"]\n[algo.sgp]\ntopologyy = \"ring\"\n",
+       "unknown key 'algo.sgp.topologyy'"},
+      {head + axes + "algo = [\"sgp\"]\n[algo.sgp]\nalgo = \"dense\"\n",
+       "algo.sgp.algo: also an axis"},
   };
   for (const auto& [text, message] : cases) {
     try {
@@ -350,6 +425,46 @@ TEST_F(SweepConfigTest, RefusesBadConfigsNamingTheProblem) {
           << "expected '" << message << "' in: " << e.what();
     }
   }
+}
+
+// The papers ran one worker per machine: the gTop-k paper 32 machines of one GPU, the SGP code one
+// process per node of 8 GPUs. The shipped sweeps put one rank on each node, so that every point's
+// traffic crosses the network it is labelled with.
+TEST(ShippedSweeps, PutOneRankOnEachNode) {
+  std::size_t sweeps = 0;
+  for (const fs::directory_entry& file :
+       fs::directory_iterator(fs::path(COMMSGD_SOURCE_DIR) / "configs" / "sweeps")) {
+    const SweepConfig c = read_sweep_config(file.path());
+    EXPECT_EQ(c.slurm.tasks_per_node, 1) << file.path();
+    for (const Point& p : expand(c)) EXPECT_EQ(p.nodes, p.workers) << p.id;
+    ++sweeps;
+  }
+  EXPECT_GE(sweeps, 4u);
+}
+
+// The SGP paper's sweep runs each of the five algorithms the paper compares as the paper config of
+// that algorithm has it: sgp and osgp the SGP config, dense that config without its graph (left
+// out, and noted), dpsgd and adpsgd the D-PSGD and AD-PSGD configs, through [algo.NAME].
+TEST(ShippedSweeps, SgpSweepRunsEachAlgorithmAsItsPaperConfig) {
+  const fs::path source(COMMSGD_SOURCE_DIR);
+  const SweepConfig c =
+      read_sweep_config(source / "configs" / "sweeps" / "sgp-imagenet-resnet50.toml");
+  std::set<std::string> algos;
+  for (const Point& p : expand(c)) {
+    const trainer::Options o = parse_point(p.trainer_arguments);
+    algos.insert(o.algo);
+    const bool own_config = o.algo == "dpsgd" || o.algo == "adpsgd";
+    const fs::path paper = source / "configs" / "papers" / "sgp" /
+                           (own_config ? "imagenet-resnet50-" + o.algo + ".toml"
+                                       : std::string("imagenet-resnet50.toml"));
+    nlohmann::json point = o, want = parse_point({"--config", paper.string()});
+    want["algo"] = o.algo;
+    if (o.algo == "dense") want["topology"] = "";
+    for (nlohmann::json* json : {&point, &want}) json->erase("threads");  // Slurm's share, here
+    EXPECT_EQ(point, want) << p.id;
+    EXPECT_EQ(o.left_out.size(), o.algo == "dense" ? 1u : 0u) << p.id;
+  }
+  EXPECT_EQ(algos, (std::set<std::string>{"adpsgd", "dense", "dpsgd", "osgp", "sgp"}));
 }
 
 // What --dry-run prints must read back as the same words in a real shell.
