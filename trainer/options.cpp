@@ -1,6 +1,6 @@
 #include "trainer/options.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -676,6 +676,54 @@ void declare_options(Declarations& d) {
       ->group(ckpt);
 }
 
+// The --config file, read as CLI11 reads TOML, except that a key naming no option is one clear
+// line: CLI11's own "INI was not able to parse KEY" names neither the file nor what is wrong, and
+// shows a [table] as "TABLE.++".
+class ConfigFile : public CLI::ConfigTOML {
+ public:
+  explicit ConfigFile(const CLI::App& app) : app_(app) {}
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::vector<CLI::ConfigItem> items = CLI::ConfigTOML::from_config(input);
+    for (const CLI::ConfigItem& item : items) {
+      // A [table] or a dotted key: CLI11 would look for a subcommand, and commsgd-train has none.
+      if (!item.parents.empty()) {
+        throw UsageError(
+            fmt::format("{}: unknown table [{}]: options are top-level keys, e.g. batch-size = 64",
+                        file(), fmt::join(item.parents, ".")));
+      }
+      if (app_.get_option_no_throw("--" + item.name) == nullptr) {
+        throw UsageError(
+            fmt::format("{}: unknown key '{}'{}", file(), item.name, suggestion(item.name)));
+      }
+    }
+    return items;
+  }
+
+ private:
+  // Only --config reads a file, and only one --config is accepted: this is the file being read.
+  std::string file() const { return app_.get_config_ptr()->as<std::string>(); }
+
+  // The option a key was probably meant to be, spelt without its hyphens ("batchsize",
+  // "batch_size"), or a reminder of what keys are.
+  std::string suggestion(const std::string& key) const {
+    const auto squashed = [](std::string name) {
+      std::erase_if(name, [](char c) { return c == '-' || c == '_'; });
+      return name;
+    };
+    for (const CLI::Option* option : app_.get_options()) {
+      for (const std::string& long_name : option->get_lnames()) {
+        if (squashed(long_name) == squashed(key)) {
+          return fmt::format("; did you mean {}?", long_name);
+        }
+      }
+    }
+    return " (keys are the long option names, e.g. batch-size)";
+  }
+
+  const CLI::App& app_;
+};
+
 }  // namespace
 
 void add_options(CLI::App& app, Options& o) {
@@ -684,6 +732,7 @@ void add_options(CLI::App& app, Options& o) {
                  "TOML file of options; command-line flags override it. It may hold the options "
                  "of several algorithms: those --algo does not take are left out, with a note "
                  "(stderr, and left_out in the run's config)");
+  app.config_formatter(std::make_shared<ConfigFile>(app));
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.option_defaults()->always_capture_default();
   Declarations d(app, o);

@@ -241,8 +241,9 @@ void add_simulate(CLI::App& app) {
     void add_compute_option(CLI::App* cmd) {
       cmd->add_option("--compute-ms", compute_ms,
                       "MODEL=MILLISECONDS (repeatable): the model's iteration time besides "
-                      "communication, e.g. measured on a GPU, instead of its selected dense runs' "
-                      "(selection time stays as measured)")
+                      "communication, e.g. measured on a GPU, instead of its selected dense runs', "
+                      "which it then needs none of. Each algorithm's parameter count, density and "
+                      "selection time still come from its selected runs of the model")
           ->allow_extra_args(false);
     }
   };

@@ -21,17 +21,27 @@ bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+// Spaces around the column, the operator and the value are only layout ('workers >= 4' is
+// 'workers>=4'): column names have none, and a value with a space at either end would only match
+// by accident.
+std::string_view trim_spaces(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(' ');
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(' ') - first + 1);
+}
+
 }  // namespace
 
 Filter parse_filter(std::string_view text) {
+  const std::string_view expression = trim_spaces(text);
   const std::size_t end = static_cast<std::size_t>(
-      std::find_if_not(text.begin(), text.end(), is_name_char) - text.begin());
-  const std::string_view rest = text.substr(end);
+      std::find_if_not(expression.begin(), expression.end(), is_name_char) - expression.begin());
+  const std::string_view rest = trim_spaces(expression.substr(end));
   for (const Operator& op : kOperators) {
     if (end > 0 && rest.starts_with(op.spelling)) {
-      const std::string_view value = rest.substr(op.spelling.size());
-      return Filter{std::string(text.substr(0, end)), std::string(op.spelling), parse_value(value),
-                    std::string(text)};
+      const std::string_view value = trim_spaces(rest.substr(op.spelling.size()));
+      return Filter{std::string(expression.substr(0, end)), std::string(op.spelling),
+                    parse_value(value), std::string(text)};
     }
   }
   throw InputError(

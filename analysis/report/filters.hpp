@@ -1,6 +1,6 @@
 // --where filters: COLUMN OP VALUE, with OP one of = != < <= > >= and ~ (SQL LIKE, % and _ as
-// wildcards). The column must be one of the relation's own columns and the value is always a
-// bound parameter, so no filter can change the shape of a query.
+// wildcards), with or without spaces around OP. The column must be one of the relation's own
+// columns and the value is always a bound parameter, so no filter can change the shape of a query.
 #pragma once
 
 #include <string>

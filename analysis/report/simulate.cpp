@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "analysis/report/papers.hpp"
@@ -113,10 +114,10 @@ struct AlgorithmProfile {
   int runs = 0;
 };
 
-// Per model: its dense runs' mean time besides communication (the computation every algorithm
-// shares), and a profile per algorithm.
+// Per model: the computation every algorithm shares (its dense runs' mean time besides
+// communication, or as given; none without either), and a profile per algorithm.
 struct ModelProfile {
-  double computing = 0;
+  std::optional<double> computing;
   std::map<std::string, AlgorithmProfile> algorithms;
 };
 
@@ -143,15 +144,19 @@ std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& run
   return out;
 }
 
-// The profiles of the selected runs, with the computation of the models in `compute` replaced.
+// The profiles of the selected runs, with the computation of the models in `compute` given: such
+// a model needs no dense run. What else a prediction takes is still measured, so each model needs
+// selected runs.
 std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& runs,
                                              const ComputeTimes& compute) {
   std::map<std::string, ModelProfile> out = profiles(runs);
   for (const auto& [model, seconds] : compute) {
     const auto profile = out.find(model);
-    if (profile == out.end() || !profile->second.algorithms.contains("dense")) {
-      throw InputError(
-          fmt::format("--compute-ms {}: no dense run of model {} selected", model, model));
+    if (profile == out.end()) {
+      throw InputError(fmt::format(
+          "--compute-ms {}: no run of model {} selected; the computation is all it replaces, and "
+          "each algorithm's parameter count, density and selection time come from its runs",
+          model, model));
     }
     profile->second.computing = seconds;
   }
@@ -159,15 +164,30 @@ std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& run
 }
 
 // The predicted time of an algorithm at P workers: the model's computation, the algorithm's
-// selection, and the communication it waits for.
+// selection, and the communication it waits for. The model must have a computation.
 double predicted_at(const ModelProfile& model, const AlgorithmProfile& algorithm, int workers,
                     const Link& link) {
   Exchange e = algorithm.typical.exchange;
   e.workers = workers;
   MeasuredRun m = algorithm.typical;
-  m.total = model.computing + algorithm.select;
+  m.total = model.computing.value() + algorithm.select;
   m.communicate = m.wait = 0;
   return predicted_seconds(m, e, link);
+}
+
+// Why the paper's row for `algo` on `model` has no prediction, or nothing when it has one: the
+// algorithm's own runs give its exchange and selection, and the model needs a computation.
+std::string missing_for(const std::string& model, const std::string& algo,
+                        const ModelProfile* profile) {
+  const bool computing = profile != nullptr && profile->computing.has_value();
+  const bool runs = profile != nullptr && profile->algorithms.contains(algo);
+  if (runs && computing) return "";
+  // Dense's runs give its computation too.
+  if (algo == "dense") return fmt::format("no dense runs of {} selected", model);
+  if (!runs && !computing) return fmt::format("no {} and dense runs of {} selected", algo, model);
+  if (!runs) return fmt::format("no {} runs of {} selected", algo, model);
+  return fmt::format("no dense runs of {} selected for its computation (or --compute-ms {}=MS)",
+                     model, model);
 }
 
 }  // namespace
@@ -220,18 +240,19 @@ Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& f
   Table t{{"model", "algo", "runs", "compute_s", "select_s"}, {}};
   for (int p = 1; p <= max_workers; p *= 2) t.columns.push_back(fmt::format("P={}", p));
   for (const auto& [model, profile] : profiles(measured_runs(db, filters), compute)) {
-    if (!profile.algorithms.contains("dense")) continue;  // the computation and the baseline
+    if (!profile.computing) continue;  // the baseline every efficiency is taken against
     for (const auto& [algo, algorithm] : profile.algorithms) {
-      Row row = {model, algo, std::int64_t{algorithm.runs}, profile.computing, algorithm.select};
+      Row row = {model, algo, std::int64_t{algorithm.runs}, *profile.computing, algorithm.select};
       for (int p = 1; p <= max_workers; p *= 2) {
         row.emplace_back(std::in_place_type<double>,
-                         profile.computing / predicted_at(profile, algorithm, p, link));
+                         *profile.computing / predicted_at(profile, algorithm, p, link));
       }
       t.rows.push_back(std::move(row));
     }
   }
   if (t.rows.empty()) {
-    throw InputError(db.name() + ": no selected model has a dense run to scale against");
+    throw InputError(db.name() +
+                     ": no selected model has a dense run or a --compute-ms to scale against");
   }
   return t;
 }
@@ -243,8 +264,7 @@ Table simulate_paper_report(const Connection& db, const std::vector<Filter>& fil
   if (compute_of_paper) {
     for (const PaperValue& v : paper("gtopk").values) {
       const auto model = measured.find(v.model);
-      if (v.quantity == "computation per iteration" && model != measured.end() &&
-          model->second.algorithms.contains("dense")) {
+      if (v.quantity == "computation per iteration" && model != measured.end()) {
         model->second.computing = v.value;
         of_paper.insert(v.model);
       }
@@ -258,18 +278,15 @@ Table simulate_paper_report(const Connection& db, const std::vector<Filter>& fil
     if (p.quantity != "scaling efficiency" || p.workers != 32) continue;
     Row row = {p.model, p.algo, std::int64_t{32}, p.source, p.value};
     const auto model = measured.find(p.model);
-    if (model == measured.end() || !model->second.algorithms.contains("dense") ||
-        !model->second.algorithms.contains(p.algo)) {
-      row.insert(row.end(),
-                 {Value{}, Value{}, Value{}, Value{},
-                  p.algo == "dense"
-                      ? fmt::format("no dense runs of {} selected", p.model)
-                      : fmt::format("no {} and dense runs of {} selected", p.algo, p.model)});
+    const std::string missing =
+        missing_for(p.model, p.algo, model == measured.end() ? nullptr : &model->second);
+    if (!missing.empty()) {
+      row.insert(row.end(), {Value{}, Value{}, Value{}, Value{}, missing});
     } else {
       const ModelProfile& profile = model->second;
       const AlgorithmProfile& algorithm = profile.algorithms.at(p.algo);
-      const double predicted = profile.computing / predicted_at(profile, algorithm, 32, link);
-      row.insert(row.end(), {predicted, predicted - p.value, profile.computing, algorithm.select,
+      const double predicted = *profile.computing / predicted_at(profile, algorithm, 32, link);
+      row.insert(row.end(), {predicted, predicted - p.value, *profile.computing, algorithm.select,
                              std::string(of_paper.contains(p.model)
                                              ? "computation of the paper, selection measured here"
                                          : compute.contains(p.model)

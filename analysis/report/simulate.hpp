@@ -28,19 +28,21 @@ Table simulate_check_report(const Connection& db, const std::vector<Filter>& fil
 
 // Seconds an iteration of a model computes (everything but communication), by model name, to
 // use instead of what its selected dense runs measured (--compute-ms): a GPU's iteration time,
-// say, so that a prediction for a GPU cluster does not start from this machine's CPU. Throws
-// InputError for a model with no selected dense run.
+// say, so that a prediction for a GPU cluster does not start from this machine's CPU. Such a
+// model needs no dense run; each algorithm's parameter count, density and selection time still
+// come from its selected runs. The reports throw InputError for a model with no selected run.
 using ComputeTimes = std::map<std::string, double>;
 
-// Predicted scaling efficiency (the 1-worker dense time over the predicted time) of every
-// algorithm recorded for each selected model, at P = 1, 2, 4, ... up to max_workers, over `link`.
+// Predicted scaling efficiency (the model's computation, its 1-worker dense time, over the
+// predicted time) of every algorithm recorded for each selected model with a computation, at
+// P = 1, 2, 4, ... up to max_workers, over `link`.
 Table simulate_scaling_report(const Connection& db, const std::vector<Filter>& filters,
                               const Link& link, int max_workers, const ComputeTimes& compute);
 
 // Each model of the gTop-k paper's scaling-efficiency table (results/papers.toml) at 32 workers
 // over `link`: the predicted scaling efficiency of dense, topk and gtopk beside the paper's, with
 // the difference; computation (unless given) and selection from the selected runs of that model
-// (a note where there are none); with `compute_of_paper`, computation from the paper's time
+// (a note says which runs a row lacks); with `compute_of_paper`, computation from the paper's time
 // breakdown for the models it gives, so that only communication is predicted.
 Table simulate_paper_report(const Connection& db, const std::vector<Filter>& filters,
                             const Link& link, const ComputeTimes& compute, bool compute_of_paper);

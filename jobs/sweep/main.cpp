@@ -262,7 +262,7 @@ CLI::Validator at_least(long lowest) {
 
 void add_sweep_options(CLI::App* cmd, Settings& s) {
   cmd->add_option("sweep", s.sweep_file,
-                  "Sweep config (TOML), e.g. configs/sweeps/gtopk-cifar10.toml")
+                  "Sweep config (TOML), e.g. configs/sweeps/cifar10-resnet20.toml")
       ->required();
   cmd->add_option("-o,--output", s.output, "Results dir (default: sweeps/<sweep name>)");
 }

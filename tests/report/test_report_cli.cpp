@@ -51,6 +51,8 @@ TEST_F(ReportCli, RunsListsEveryRunWithItsNumbers) {
 
   EXPECT_EQ(report_json({"runs", db_, "--algo", "topk"}).size(), 2u);
   EXPECT_EQ(report_json({"runs", db_, "--where", "workers>=4"}).size(), 2u);
+  EXPECT_EQ(report_json({"runs", db_, "-w", "workers >= 4"}).size(), 2u) << "as usage.md writes it";
+  EXPECT_EQ(report_json({"runs", db_, "-w", " algo = topk "}).size(), 2u);
   EXPECT_EQ(report_json({"runs", "-w", "workers>=4", "-w", "algo=topk", db_}).size(), 1u)
       << "filters before the databases";
   EXPECT_EQ(report_json({"runs", db_, "-w", "samples_per_s>100", "-w", "algo!=topk"}).size(), 1u);

@@ -311,9 +311,17 @@ TEST(ReportOnTrainerRuns, SimulateScalingTakesAGivenComputeTime) {
     EXPECT_LT(row["P=64"].get<double>(), measured.at(algo)["P=64"].get<double>()) << algo;
   }
   expect_close(given.at("dense")["P=1"], 1.0, "dense P=1");
+  // The given computation stands in for the dense runs: without them the other algorithms are
+  // predicted as before.
+  const auto without_dense = by(report_json({"simulate", "scaling", "--max-workers", "64", "--algo",
+                                             "gtopk", "--compute-ms", "mlp=0.01", db()}),
+                                "algo");
+  ASSERT_EQ(without_dense.size(), 1u);
+  EXPECT_EQ(without_dense.at("gtopk")["P=64"], given.at("gtopk")["P=64"]);
+  // The rest of a prediction comes from runs: a model with none is refused.
   const ProcessResult unknown = report({"simulate", "scaling", db(), "--compute-ms", "vgg16=120"});
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.output.find("--compute-ms vgg16: no dense run of model vgg16 selected"),
+  EXPECT_NE(unknown.output.find("--compute-ms vgg16: no run of model vgg16 selected"),
             std::string::npos)
       << unknown.output;
 }
