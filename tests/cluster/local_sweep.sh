@@ -53,8 +53,11 @@ timing=$work/timing
   { tail -n 20 "$timing"/logs/*.out >&2 || true; fail "the timing sweep did not complete"; }
 compare=$("$report" compare "$timing/merged.sqlite" -f csv)
 echo "$compare"
-# runs, samples_per_s and overlapping_runs of each row: one run alone, a throughput, none left out.
-rows=$(awk -F, 'NR > 1 && $9 == 1 && $10 != "" && $NF == 0' <<<"$compare" | wc -l)
+# runs, samples_per_s and overlapping_runs of each row (by name: the options in which the rows
+# differ are columns before them): one run alone, a throughput, none left out.
+rows=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i; next }
+  $at["runs"] == 1 && $at["samples_per_s"] != "" && $at["overlapping_runs"] == 0' <<<"$compare" |
+  wc -l)
 [ "$rows" = 6 ] || fail "compare: $rows of 6 rows have a throughput from one run alone"
 echo "ok: the timing sweep's compare has no number from overlapping runs"
 

@@ -131,9 +131,12 @@ FOREIGN_OPTIONS = {
     "--nv": "apptainer",
 }
 
-# Files the prose names that runs write, with the source that names them.
+# Files the prose names that runs and builds write, with the source that names them.
 OUTPUTS = {
-    "results/quickstart/digits.sqlite": ("scripts/quickstart.sh", "digits.sqlite"),
+    "build/quickstart/digits.sqlite": ("scripts/quickstart.sh", "out=build/quickstart"),
+    "build/cuda": ("CMakePresets.json", '"name": "cuda"'),
+    "build/cuda/trainer/commsgd-train": ("trainer/CMakeLists.txt", "commsgd-train"),
+    "build/cuda/jobs/sweep/commsgd-sweep": ("jobs/sweep/CMakeLists.txt", "commsgd-sweep"),
     "results/bench.sqlite": ("tests/bench/pingpong.cpp", '"results/bench.sqlite"'),
 }
 
