@@ -481,7 +481,8 @@ void add_reproduce(CLI::App& app) {
       "reproduce",
       "Write a results page from its spec (results/*/page.toml): a paper's values and claims "
       "(results/papers.toml) beside the tables that commsgd-report commands give over the "
-      "databases the spec names, with each claim's verdict from a query over them");
+      "databases the spec names, with each claim's verdict from a query over them and the "
+      "scale of the runs it rests on");
   cmd->add_option("spec", o->spec, "The page's spec, e.g. results/gtopk/page.toml")
       ->required()
       ->check(CLI::ExistingFile);

@@ -139,21 +139,124 @@ class Databases {
   std::map<std::string, Connection> open_;
 };
 
+// How a paper writes a model or a data set that commsgd names by its --model or --dataset
+// value. A name not here is written as the scale query gives it: a query names the data set
+// itself where the recorded name is ambiguous (the mnist loader reads Fashion-MNIST too).
+std::string paper_name(std::string_view name) {
+  static const std::map<std::string_view, std::string_view> names = {
+      {"mlp", "MLP"},
+      {"lenet", "LeNet-5"},
+      {"resnet20", "ResNet-20"},
+      {"resnet32", "ResNet-32"},
+      {"resnet56", "ResNet-56"},
+      {"vgg16", "VGG-16"},
+      {"resnet50", "ResNet-50"},
+      {"alexnet", "AlexNet"},
+      {"lstm", "LSTM"},
+      {"torchscript", "a TorchScript model"},
+      {"cifar10", "CIFAR-10"},
+      {"mnist", "MNIST"},
+      {"csv", "CSV data"},
+      {"synthetic", "synthetic data"},
+      {"image-folder", "an image folder"},
+      {"ptb", "PTB"}};
+  const auto found = names.find(name);
+  return std::string(found == names.end() ? name : found->second);
+}
+
+// A run's network label in words. Emulated links say their rate, which the label gives as tc
+// writes it ("emulated:1gbit" is "emulated 1 Gbit/s"); a real network is named by its profile
+// (jobs/network/profile.sh), and the run records no rate for it; local is no shaped link at all.
+std::string network_words(std::string_view label) {
+  if (label == "local") return "unshaped local network";
+  if (label == "ethernet") return "real Ethernet";
+  if (label == "infiniband") return "real InfiniBand";
+  constexpr std::string_view emulated = "emulated:";
+  if (!label.starts_with(emulated)) return fmt::format("network '{}'", label);
+  static const std::map<std::string_view, std::string_view> per_second = {
+      {"bit", "bit/s"},   {"kbit", "kbit/s"}, {"mbit", "Mbit/s"},
+      {"gbit", "Gbit/s"}, {"tbit", "Tbit/s"},
+  };
+  const std::string_view rate = label.substr(emulated.size());
+  const std::size_t unit = std::min(rate.find_first_not_of("0123456789."), rate.size());
+  const auto words = unit == 0 ? per_second.end() : per_second.find(rate.substr(unit));
+  if (words == per_second.end()) return fmt::format("emulated {}", rate);
+  return fmt::format("emulated {} {}", rate.substr(0, unit), words->second);
+}
+
+std::string device_words(const std::string& device) {
+  if (device == "cpu") return "CPU";
+  if (device.starts_with("cuda")) return "GPU";  // cuda or cuda:N: which GPU is no part of scale
+  return device;
+}
+
+// The scale a verdict was decided at, in the terms a paper states its own in: "P = 4, 8 (CPU,
+// emulated 1 Gbit/s, LeNet-5 on Fashion-MNIST)", from a claim's scale query, one row per run
+// the verdict rests on. A NULL network, model or dataset is none: a benchmark in one process
+// trains nothing and uses no network.
+std::string scale_of(const Table& t, const std::string& where) {
+  const std::vector<std::string> columns = {"workers", "device", "network", "model", "dataset"};
+  if (t.columns != columns) {
+    throw InputError(
+        fmt::format("{}: scale must give the columns ({}), one row per run the verdict rests "
+                    "on; it gave ({})",
+                    where, fmt::join(columns, ", "), fmt::join(t.columns, ", ")));
+  }
+  if (t.rows.empty()) throw InputError(fmt::format("{}: scale gave no runs", where));
+  std::set<std::int64_t> workers;
+  std::set<std::string> devices, networks, workloads;
+  for (const Row& row : t.rows) {
+    const auto* p = std::get_if<std::int64_t>(&row[0]);
+    const auto* device = std::get_if<std::string>(&row[1]);
+    if (p == nullptr || *p < 1 || device == nullptr) {
+      throw InputError(fmt::format(
+          "{}: scale must give each run's workers as a count and its device as text", where));
+    }
+    workers.insert(*p);
+    devices.insert(device_words(*device));
+    if (const auto* network = std::get_if<std::string>(&row[2])) {
+      networks.insert(network_words(*network));
+    }
+    const auto* model = std::get_if<std::string>(&row[3]);
+    const auto* dataset = std::get_if<std::string>(&row[4]);
+    if (model != nullptr && dataset != nullptr) {
+      workloads.insert(paper_name(*model) + " on " + paper_name(*dataset));
+    } else if (model != nullptr || dataset != nullptr) {
+      workloads.insert(paper_name(model != nullptr ? *model : *dataset));
+    }
+  }
+  std::vector<std::string> setting = {fmt::format("{}", fmt::join(devices, " and "))};
+  for (const std::set<std::string>* part : {&networks, &workloads}) {
+    if (!part->empty()) setting.push_back(fmt::format("{}", fmt::join(*part, " and ")));
+  }
+  return fmt::format("P = {} ({})", fmt::join(workers, ", "), fmt::join(setting, ", "));
+}
+
 struct Verdict {
   std::string verdict;  // holds, differs, not testable here
+  std::string scale;    // the scale it was decided at (scale_of); none where it was not tested
   std::string why;      // the evidence, with the reason where it differs or cannot be tested
 };
 
-// A claim's verdict: its check's, with the reason when it differs, or not testable and why.
+// The verdict as the page and the index show it: a reader who quotes it quotes its scale too.
+std::string shown(const Verdict& v) {
+  if (v.scale.empty()) return fmt::format("**{}**", v.verdict);
+  return fmt::format("**{}** at {}", v.verdict, markdown_cell(v.scale));
+}
+
+// A claim's verdict: its check's, at the scale of the runs it rests on, with the reason when it
+// differs; or not testable and why.
 Verdict decide(const PageSpec& spec, const PageClaim& pc, Databases& databases) {
-  if (!pc.not_testable.empty()) return {"not testable here", trimmed(pc.not_testable)};
+  if (!pc.not_testable.empty()) return {"not testable here", "", trimmed(pc.not_testable)};
   const std::string where = fmt::format("{}: claim '{}'", spec.file.string(), pc.key);
-  Table t;
-  try {
-    t = databases.get(pc.database).query(pc.check);
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: check: {}", where, e.what()));
-  }
+  const auto query = [&](const std::string& sql, std::string_view what) {
+    try {
+      return databases.get(pc.database).query(sql);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}: {}", where, what, e.what()));
+    }
+  };
+  const Table t = query(pc.check, "check");
   if (t.rows.size() != 1 || t.columns.size() != 2) {
     throw InputError(
         fmt::format("{}: check must give one row of (verdict, evidence), gave {} "
@@ -168,14 +271,15 @@ Verdict decide(const PageSpec& spec, const PageClaim& pc, Databases& databases) 
                     "evidence as text",
                     where));
   }
-  if (*verdict == "holds") return {*verdict, *evidence};
+  const std::string scale = scale_of(query(pc.scale, "scale"), where);
+  if (*verdict == "holds") return {*verdict, scale, *evidence};
   if (pc.differs_because.empty()) {
     throw InputError(
         fmt::format("{}: the check says it differs ({}), and differs_because does "
                     "not say why",
                     where, *evidence));
   }
-  return {*verdict, fmt::format("{} ({})", trimmed(pc.differs_because), *evidence)};
+  return {*verdict, scale, fmt::format("{} ({})", trimmed(pc.differs_because), *evidence)};
 }
 
 class PageWriter {
@@ -220,8 +324,8 @@ class PageWriter {
       Databases databases(page, root_, committed);
       for (const PageClaim& pc : page.claims) {
         const Verdict v = decide(page, pc, databases);
-        out_ += fmt::format("| {} | {} | **{}** | [{}]({}) |\n", p.short_name,
-                            markdown_cell(p.claim(pc.key).text), v.verdict,
+        out_ += fmt::format("| {} | {} | {} | [{}]({}) |\n", p.short_name,
+                            markdown_cell(p.claim(pc.key).text), shown(v),
                             fs::path(page.page).parent_path().filename().string(),
                             link_from_page(spec_, page.page));
       }
@@ -265,14 +369,14 @@ class PageWriter {
     out_ += "|---|---|---|---|---|\n";
     for (const PageClaim& pc : spec_.claims) {
       const PaperClaim& c = p.claim(pc.key);
-      const auto [verdict, why] = decide(spec_, pc, databases_);
+      const Verdict v = decide(spec_, pc, databases_);
       std::string rows;
       for (const std::string& row : pc.fidelity) {
         rows += fmt::format("{}[{}]({})", rows.empty() ? "" : ", ", row,
                             link_from_page(spec_, "configs/papers/FIDELITY.md"));
       }
-      out_ += fmt::format("| {} | {} | **{}** | {} | {} |\n", markdown_cell(c.text),
-                          markdown_cell(c.source), verdict, markdown_cell(why), rows);
+      out_ += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(c.text),
+                          markdown_cell(c.source), shown(v), markdown_cell(v.why), rows);
     }
     out_ += "\n";
   }
@@ -348,12 +452,25 @@ PageSpec read_page_spec(const fs::path& file) {
   for (const toml::table* c : top.tables("claim")) {
     const SpecTable claim(
         *c, fmt::format("claim {}", spec.claims.size() + 1), file,
-        {"key", "database", "check", "differs_because", "not_testable", "fidelity"});
-    PageClaim pc{claim.text("key", true),           claim.text("database", false),
-                 claim.text("check", false),        claim.text("differs_because", false),
-                 claim.text("not_testable", false), claim.texts("fidelity")};
+        {"key", "database", "check", "scale", "differs_because", "not_testable", "fidelity"});
+    PageClaim pc{claim.text("key", true),
+                 claim.text("database", false),
+                 claim.text("check", false),
+                 claim.text("scale", false),
+                 claim.text("differs_because", false),
+                 claim.text("not_testable", false),
+                 claim.texts("fidelity")};
     if (pc.check.empty() == pc.not_testable.empty()) {
-      claim.fail("give either check (with database) or not_testable");
+      claim.fail("give either check (with database and scale) or not_testable");
+    }
+    // A verdict without its scale reads as the paper's, at the paper's scale.
+    if (!pc.check.empty() && pc.scale.empty()) {
+      claim.fail(
+          "'scale' is missing: a check's verdict says the scale it was decided at (a query "
+          "giving workers, device, network, model, dataset of the runs it rests on)");
+    }
+    if (!pc.not_testable.empty() && !pc.scale.empty()) {
+      claim.fail("scale goes with check: a claim not testable here was decided at no scale");
     }
     if (!pc.check.empty()) known_database(claim, pc.database);
     spec.claims.push_back(std::move(pc));

@@ -22,9 +22,11 @@ struct PageSection {
 
 // A claim of the paper and how this page decides it: `check`, a query over `database` giving
 // one row (verdict 'holds' or 'differs', evidence), with `differs_because` said when it
-// differs; or, where nothing here can test it, `not_testable`, the reason.
+// differs, and `scale`, a query over the same database giving the workers, device, network,
+// model and dataset of each run the verdict rests on, so that the verdict says the scale it was
+// decided at; or, where nothing here can test it, `not_testable`, the reason.
 struct PageClaim {
-  std::string key, database, check, differs_because, not_testable;
+  std::string key, database, check, scale, differs_because, not_testable;
   std::vector<std::string> fidelity;  // rows of configs/papers/FIDELITY.md that apply
 };
 

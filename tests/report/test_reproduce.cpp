@@ -1,7 +1,8 @@
 // commsgd-report papers and reproduce, run as a user would: the papers' values reach every
 // report's SQL, a page is written from its spec and databases (and byte for byte the same from a
-// copy of them), an index lists the pages' verdicts, and a spec that leaves a claim undecided,
-// or decides it without a reason, is refused in one line.
+// copy of them), an index lists the pages' verdicts with the scale each was decided at, and a spec
+// that leaves a claim undecided, or decides it without a reason or without its scale, is refused
+// in one line.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -31,6 +32,9 @@ std::string claims_but(const std::string& checked) {
   return text;
 }
 
+// The scale of every run of the hand-made database, on which kHolds below rests.
+constexpr const char* kAllRuns = "SELECT workers, device, network, model, dataset FROM runs";
+
 class Reproduce : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,8 +44,10 @@ class Reproduce : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // A gTop-k page over runs.sqlite whose one checked claim is `check`, with `extra` at the end.
-  fs::path spec(const std::string& check, const std::string& extra = "") {
+  // A gTop-k page over runs.sqlite whose one checked claim is `check` at `scale` (none if empty),
+  // with `extra` at the end.
+  fs::path spec(const std::string& check, const std::string& extra = "",
+                const std::string& scale = kAllRuns) {
     const fs::path file = dir_ / "pages" / "page.toml";
     write(file, R"(page = "pages/README.md"
 title = "A page"
@@ -68,8 +74,8 @@ text = "No table here."
 key = "accuracy"
 database = "runs"
 fidelity = ["G13"]
-check = """)" + check +
-                    "\"\"\"\n\n" + claims_but("accuracy") + extra);
+)" + (scale.empty() ? "" : "scale = \"\"\"" + scale + "\"\"\"\n") +
+                    "check = \"\"\"" + check + "\"\"\"\n\n" + claims_but("accuracy") + extra);
     return file;
   }
 
@@ -134,7 +140,8 @@ TEST_F(Reproduce, APageIsItsSpecTheDatabasesAndThePapersValues) {
   const std::string page = contents(dir_ / "pages" / "README.md");
   for (const std::string part :
        {"# A page\n\nWhat the runs are.", "## The paper",
-        "| **holds** | 5 runs | [G13](../configs/papers/FIDELITY.md) |",
+        "| **holds** at P = 1, 2, 4 (CPU, network 'eth' and unshaped local network, MLP on "
+        "synthetic data) | 5 runs | [G13](../configs/papers/FIDELITY.md) |",
         "**not testable here** | not here", "realdata_speedup()",
         "`commsgd-report sql QUERY runs.sqlite`", "| algo | runs |\n", "| dense | 2 |",
         "![figure.png](figure.png)", "## Only words\n\nNo table here.",
@@ -162,8 +169,32 @@ summarize = ["pages/page.toml"]
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string index = contents(dir_ / "INDEX.md");
   EXPECT_NE(index.find("| gTop-k S-SGD | gTop-k S-SGD converges"), std::string::npos) << index;
-  EXPECT_NE(index.find("| **holds** | [pages](pages/README.md) |"), std::string::npos) << index;
+  EXPECT_NE(index.find("| **holds** at P = 1, 2, 4 (CPU, network 'eth' and unshaped local "
+                       "network, MLP on synthetic data) | [pages](pages/README.md) |"),
+            std::string::npos)
+      << index;
   EXPECT_NE(index.find("| **not testable here** |"), std::string::npos) << index;
+}
+
+// The scale is the runs' own: their P, device, network (an emulated link with its rate) and model
+// on its data set, as a paper writes them; what a run does not have (a benchmark's network,
+// model and data) is left out.
+TEST_F(Reproduce, AVerdictSaysTheScaleOfTheRunsItRestsOn) {
+  const std::map<std::string, std::string> shown = {
+      {"SELECT column1 AS workers, column2 AS device, column3 AS network, column4 AS model, "
+       "column5 AS dataset FROM (VALUES (8, 'cuda:0', 'emulated:1gbit', 'lenet', 'Fashion-MNIST'), "
+       "(4, 'cuda', 'emulated:1gbit', 'lenet', 'Fashion-MNIST'))",
+       "| **holds** at P = 4, 8 (GPU, emulated 1 Gbit/s, LeNet-5 on Fashion-MNIST) | 5 runs |"},
+      {std::string(kAllRuns) + " WHERE network = 'local'",
+       "| **holds** at P = 1, 4 (CPU, unshaped local network, MLP on synthetic data) | 5 runs |"},
+      {"SELECT 1 AS workers, 'cpu' AS device, NULL AS network, NULL AS model, NULL AS dataset",
+       "| **holds** at P = 1 (CPU) | 5 runs |"}};
+  for (const auto& [scale, row] : shown) {
+    const ProcessResult r = reproduce(spec(kHolds, "", scale));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string page = contents(dir_ / "pages" / "README.md");
+    EXPECT_NE(page.find(row), std::string::npos) << row << "\nin:\n" << page;
+  }
 }
 
 TEST_F(Reproduce, ASpecThatDoesNotDecideIsRefusedInOneLine) {
@@ -177,7 +208,23 @@ TEST_F(Reproduce, ASpecThatDoesNotDecideIsRefusedInOneLine) {
       "paper gtopk has no claim 'fast'");
   expect_one_line_error(reproduce(spec(kHolds, "titel = \"x\"\n")), "unknown key 'titel'");
   expect_one_line_error(reproduce(spec(kHolds, "[[claim]]\nkey = \"accuracy\"\n")),
-                        "give either check (with database) or not_testable");
+                        "give either check (with database and scale) or not_testable");
+
+  // A verdict without the scale it was decided at would read as the paper's.
+  expect_one_line_error(reproduce(spec(kHolds, "", "")), "claim 1: 'scale' is missing");
+  expect_one_line_error(
+      reproduce(spec(kHolds, "[[claim]]\nkey = \"fast\"\nnot_testable = \"x\"\nscale = \"x\"\n")),
+      "scale goes with check");
+  expect_one_line_error(reproduce(spec(kHolds, "", "SELECT workers FROM runs")),
+                        "scale must give the columns (workers, device, network, model, dataset)");
+  expect_one_line_error(reproduce(spec(kHolds, "", std::string(kAllRuns) + " WHERE workers > 8")),
+                        "claim 'accuracy': scale gave no runs");
+  expect_one_line_error(
+      reproduce(
+          spec(kHolds, "", "SELECT 'four' AS workers, device, network, model, dataset FROM runs")),
+      "workers as a count");
+  expect_one_line_error(reproduce(spec(kHolds, "", "SELECT nope FROM runs")),
+                        "claim 'accuracy': scale");
 
   fs::path file = spec(kHolds);
   std::string text = contents(file);
