@@ -65,8 +65,7 @@ void Dense::start_full_buckets() {
     // follows that point of the stream, not the later one the engine's thread finds.
     reductions_.push_back(engine_->start(
         "dense: allreduce of a gradient bucket",
-        [this, bucket](comm::Channel& c) { average(c.comm, bucket.on(c.place)); },
-        bucket.place()));
+        [this, bucket](comm::Channel& c) { average(c.comm, bucket.on(c.place)); }, bucket.place()));
   }
 }
 

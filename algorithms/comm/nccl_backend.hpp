@@ -79,7 +79,7 @@ class NcclBackend final : public DeviceBackend {
   [[noreturn]] void fail(const char* call, const std::string& why);
 
   Communicator& host_;
-  std::mutex mutex_;  // over comm_: its every use, and its abort
+  std::mutex mutex_;           // over comm_: its every use, and its abort
   ncclComm_t comm_ = nullptr;  // null once aborted
 };
 

@@ -18,17 +18,26 @@ using nlohmann::json;
 // listed it (config.not_in_configuration): the options its trainer declared as changing nothing
 // computed, the seed, and what the trainer added of its own (the transport environment, with
 // per-launch ids in it, and the parameter count, which the model decides).
-const std::vector<std::string> kOutsideBeforeTheList = {
-    "checkpoint_dir", "checkpoint_every", "checkpoint_every_steps", "db",
-    "db_dir",         "dump_params",      "loader_threads",         "network",
-    "quiet",          "resume",           "threads",                "seed",
-    "network_environment", "parameters"};
+const std::vector<std::string> kOutsideBeforeTheList = {"checkpoint_dir",
+                                                        "checkpoint_every",
+                                                        "checkpoint_every_steps",
+                                                        "db",
+                                                        "db_dir",
+                                                        "dump_params",
+                                                        "loader_threads",
+                                                        "network",
+                                                        "quiet",
+                                                        "resume",
+                                                        "threads",
+                                                        "seed",
+                                                        "network_environment",
+                                                        "parameters"};
 
 // The runs table's columns that name what was computed: resolved (the selector and aggregation
 // an algorithm's defaults gave, for one), so they stand over the config's options of those names.
-constexpr const char* kResolvedColumns[] = {"algo",     "selector", "aggregation", "topology",
-                                            "model",    "dataset",  "device",      "density",
-                                            "batch_size", "lr",     "epochs"};
+constexpr const char* kResolvedColumns[] = {"algo",       "selector", "aggregation", "topology",
+                                            "model",      "dataset",  "device",      "density",
+                                            "batch_size", "lr",       "epochs"};
 
 json parsed_object(const Value& text) {
   if (!std::holds_alternative<std::string>(text)) return json::object();
@@ -47,10 +56,10 @@ json cell_json(const Value& v) {
 
 std::vector<RunConfiguration> run_configurations(const Connection& db, const std::string& in,
                                                  const std::vector<Value>& params) {
-  const Table t = db.query(
-      fmt::format("SELECT id, config, {} FROM runs WHERE id {} ORDER BY created_at, id",
-                  fmt::join(kResolvedColumns, ", "), in),
-      params);
+  const Table t =
+      db.query(fmt::format("SELECT id, config, {} FROM runs WHERE id {} ORDER BY created_at, id",
+                           fmt::join(kResolvedColumns, ", "), in),
+               params);
   std::vector<RunConfiguration> out;
   for (const Row& row : t.rows) {
     json options = parsed_object(row[1]);

@@ -85,7 +85,8 @@ Table with_configuration(const Connection& db, const RunSet& runs, Table t) {
 
 Table runs_report(const Connection& db, const std::vector<Filter>& filters) {
   const RunSet runs = selected_runs(db, filters);
-  return with_configuration(db, runs, db.query(fmt::format(R"sql(
+  return with_configuration(db, runs,
+                            db.query(fmt::format(R"sql(
     SELECT run_id, created_at, status, algo, selector, aggregation, model, dataset, workers,
            network, batch_size, density, epochs_done, final_val_top1, best_val_top1,
            samples_per_s, scaling_efficiency, bytes_sent_per_step,
@@ -94,8 +95,8 @@ Table runs_report(const Connection& db, const std::vector<Filter>& filters) {
     FROM run_summary
     WHERE run_id {}
     ORDER BY created_at, run_id)sql",
-                                                       runs.in),
-                                           runs.params));
+                                                 runs.in),
+                                     runs.params));
 }
 
 namespace {
@@ -141,8 +142,8 @@ std::vector<Group> group_by_configuration(const Table& per_run,
   std::map<std::string, const nlohmann::json*> of_run;
   for (const RunConfiguration& c : configurations) of_run[c.run_id] = &c.options;
   const std::size_t id = per_run.column("run_id"), counted = per_run.column("counted"),
-                    overlapped = per_run.column("overlapped"),
-                    network = per_run.column("network"), workers = per_run.column("workers");
+                    overlapped = per_run.column("overlapped"), network = per_run.column("network"),
+                    workers = per_run.column("workers");
   std::vector<Group> groups;
   std::map<std::tuple<std::string, Value, Value>, std::size_t> index;
   for (const Row& row : per_run.rows) {
@@ -157,7 +158,8 @@ std::vector<Group> group_by_configuration(const Table& per_run,
     g.overlapping += std::get<std::int64_t>(row[overlapped]);
     if (std::get<std::int64_t>(row[counted]) == 0) continue;
     ++g.runs;
-    for (std::size_t m = 0; m < measures.size(); ++m) g.measures[m].add(row[per_run.column(measures[m])]);
+    for (std::size_t m = 0; m < measures.size(); ++m)
+      g.measures[m].add(row[per_run.column(measures[m])]);
   }
   return groups;
 }
@@ -169,7 +171,7 @@ std::vector<const nlohmann::json*> configurations_of(const std::vector<Group>& g
 }
 
 // The options a report's fixed columns show already.
-const std::vector<std::string> kShownOptions = {"model", "dataset", "device", "algo",
+const std::vector<std::string> kShownOptions = {"model",    "dataset",     "device", "algo",
                                                 "selector", "aggregation", "density"};
 
 std::size_t differences(const nlohmann::json& a, const nlohmann::json& b) {
@@ -220,8 +222,9 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
   // The time a run first reached the target, if it did; without a target, no column.
   std::string reached = "NULL";
   if (target) {
-    reached = "(SELECT min(t.wall_seconds) FROM time_to_accuracy t "
-              "WHERE t.run_id = s.run_id AND t.val_top1 >= ?)";
+    reached =
+        "(SELECT min(t.wall_seconds) FROM time_to_accuracy t "
+        "WHERE t.run_id = s.run_id AND t.val_top1 >= ?)";
     params.emplace_back(*target);
   }
   params.insert(params.end(), runs.params.begin(), runs.params.end());
@@ -238,11 +241,9 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
                                              reached, runs.in),
                                  params);
   constexpr std::size_t kKey = 9;  // model .. density
-  const std::vector<std::string> measures = {"samples_per_s", "final_val_top1",
-                                             "time_to_target_s", "achieved_density",
-                                             "bytes_sent_per_step"};
-  const std::vector<RunConfiguration> configurations =
-      run_configurations(db, runs.in, runs.params);
+  const std::vector<std::string> measures = {"samples_per_s", "final_val_top1", "time_to_target_s",
+                                             "achieved_density", "bytes_sent_per_step"};
+  const std::vector<RunConfiguration> configurations = run_configurations(db, runs.in, runs.params);
   std::vector<Group> groups = group_by_configuration(per_run, configurations, kKey, measures);
   const std::vector<std::string> differing =
       differing_options(configurations_of(groups), kShownOptions);
@@ -257,7 +258,8 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
                    {"density", "achieved_density", "bytes_sent_per_step", "overlapping_runs"});
   for (const Group& g : groups) {
     Row row(g.key.begin(), g.key.begin() + kKey - 1);
-    for (const std::string& option : differing) row.push_back(option_cell(*g.configuration, option));
+    for (const std::string& option : differing)
+      row.push_back(option_cell(*g.configuration, option));
     const Value throughput = g.measures[0].mean();
     Value speedup;
     if (const Group* dense = dense_baseline(g, groups, per_run);
@@ -269,8 +271,8 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
     row.insert(row.end(), {g.runs, throughput, g.measures[0].sd(), speedup, g.measures[1].mean(),
                            g.measures[1].sd()});
     if (target) row.insert(row.end(), {g.measures[2].mean(), g.measures[2].sd()});
-    row.insert(row.end(), {g.key[kKey - 1], g.measures[3].mean(), g.measures[4].mean(),
-                           g.overlapping});
+    row.insert(row.end(),
+               {g.key[kKey - 1], g.measures[3].mean(), g.measures[4].mean(), g.overlapping});
     t.rows.push_back(std::move(row));
   }
   // By what was run, dense first among its peers, then by the options that tell rows apart.
@@ -302,8 +304,7 @@ Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
                                              runs.in),
                                  params);
   constexpr std::size_t kKey = 7;  // model .. aggregation name a row; workers, a column
-  const std::vector<RunConfiguration> configurations =
-      run_configurations(db, runs.in, runs.params);
+  const std::vector<RunConfiguration> configurations = run_configurations(db, runs.in, runs.params);
   const std::vector<Group> cells =
       group_by_configuration(per_run, configurations, kKey + 1, {"scaling_efficiency"});
   const std::vector<std::string> differing =
@@ -316,14 +317,15 @@ Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
   t.columns.insert(t.columns.end(), differing.begin(), differing.end());
   const std::size_t first_p = t.columns.size();
   for (const std::int64_t p : workers) {
-    t.columns.insert(t.columns.end(), {fmt::format("P={}", p), fmt::format("P={}_sd", p),
-                                       fmt::format("P={}_n", p)});
+    t.columns.insert(t.columns.end(),
+                     {fmt::format("P={}", p), fmt::format("P={}_sd", p), fmt::format("P={}_n", p)});
   }
   // A row: one configuration and network, whatever the workers.
   std::map<std::pair<std::string, Value>, std::size_t> row_of;
   for (const Group& cell : cells) {
     const Value network = cell.key[per_run.column("network")];
-    const auto [at, added] = row_of.try_emplace({cell.configuration->dump(), network}, t.rows.size());
+    const auto [at, added] =
+        row_of.try_emplace({cell.configuration->dump(), network}, t.rows.size());
     if (added) {
       Row line(cell.key.begin(), cell.key.begin() + kKey);
       for (const std::string& option : differing)
@@ -345,7 +347,8 @@ Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
     const auto order = [&](const Row& r) {
       Row key(r.begin(), r.begin() + static_cast<long>(algo));
       key.push_back(std::int64_t{dense_first(r[algo]) ? 0 : 1});
-      key.insert(key.end(), r.begin() + static_cast<long>(algo), r.begin() + static_cast<long>(first_p));
+      key.insert(key.end(), r.begin() + static_cast<long>(algo),
+                 r.begin() + static_cast<long>(first_p));
       return key;
     };
     return order(a) < order(b);
@@ -372,7 +375,8 @@ Table breakdown_report(const Connection& db, const std::vector<Filter>& filters,
 
 Table convergence_report(const Connection& db, const std::vector<Filter>& filters) {
   const RunSet runs = selected_runs(db, filters);
-  return with_configuration(db, runs, db.query(fmt::format(R"sql(
+  return with_configuration(db, runs,
+                            db.query(fmt::format(R"sql(
     SELECT e.run_id, r.algo, r.workers, e.epoch, e.wall_seconds, e.train_loss, e.train_acc,
            e.val_loss, e.val_top1, e.val_top5, e.val_perplexity, e.consensus_distance,
            s.overlapped_by
@@ -381,8 +385,8 @@ Table convergence_report(const Connection& db, const std::vector<Filter>& filter
     JOIN run_summary s ON s.run_id = e.run_id
     WHERE e.run_id {}
     ORDER BY r.created_at, e.run_id, e.epoch)sql",
-                                                       runs.in),
-                                           runs.params));
+                                                 runs.in),
+                                     runs.params));
 }
 
 Table grad_stats_report(const Connection& db, const std::vector<Filter>& filters) {

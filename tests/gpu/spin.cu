@@ -1,6 +1,5 @@
-#include "tests/gpu/spin.hpp"
-
 #include "kernels/cuda/device_array.hpp"
+#include "tests/gpu/spin.hpp"
 
 namespace commsgd::testing {
 namespace {

@@ -32,14 +32,19 @@ class Configurations : public ::testing::Test {
   // step_s) and whose last epoch reaches `top1`. `options` go over the config's defaults.
   void add(const std::string& id, std::uint64_t seed, double step_s, double top1,
            json options = json::object()) {
-    json config = {{"algo", "topk"},          {"density", 0.01},     {"batch_size", 10},
-                   {"topology", "ring"},      {"wire_dtype", "fp32"}, {"lr", 0.1},
-                   {"seed", seed},            {"threads", 1},        {"db", db_},
+    json config = {{"algo", "topk"},
+                   {"density", 0.01},
+                   {"batch_size", 10},
+                   {"topology", "ring"},
+                   {"wire_dtype", "fp32"},
+                   {"lr", 0.1},
+                   {"seed", seed},
+                   {"threads", 1},
+                   {"db", db_},
                    {"network_environment", {{"OMPI_MCA_ess_base_jobid", id}}},
                    {"parameters", 1000}};
     config.update(options);
-    config["not_in_configuration"] = {"threads", "db", "seed", "network_environment",
-                                      "parameters"};
+    config["not_in_configuration"] = {"threads", "db", "seed", "network_environment", "parameters"};
     record::RunInfo r;
     r.id = id;
     r.algo = "topk";
@@ -99,8 +104,9 @@ TEST_F(Configurations, ThreeSeedsOfOneConfigurationAreOneRowWithTheirSpread) {
   EXPECT_NEAR(rows[0]["samples_per_s"], 700.0 / 3, 1e-9);
   // Sample standard deviation of 400, 200 and 100.
   const double mean = 700.0 / 3;
-  const double sd = std::sqrt(((400 - mean) * (400 - mean) + (200 - mean) * (200 - mean) +
-                               (100 - mean) * (100 - mean)) / 2);
+  const double sd = std::sqrt(
+      ((400 - mean) * (400 - mean) + (200 - mean) * (200 - mean) + (100 - mean) * (100 - mean)) /
+      2);
   EXPECT_NEAR(rows[0]["samples_per_s_sd"], sd, 1e-9);
   EXPECT_NEAR(rows[0]["final_val_top1"], 0.8, 1e-12);
   EXPECT_NEAR(rows[0]["final_val_top1_sd"], 0.1, 1e-12);

@@ -133,12 +133,13 @@ TEST_F(ReportCli, TextMarkdownAndCsvShowTheSameTable) {
             "0.8       -      1\n");
 
   const ProcessResult markdown = report({"scaling", db_, "--algo", "topk", "-f", "markdown"});
-  EXPECT_EQ(markdown.output,
-            "| model | dataset | network | device | algo | selector | aggregation | P=1 | P=1_sd | "
-            "P=1_n | P=4 | P=4_sd | P=4_n |\n"
-            "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-            "| mlp | synthetic | local | cpu | topk | exact | allgather | 0.5 | - | 1 | 0.8 | - | 1 "
-            "|\n");
+  EXPECT_EQ(
+      markdown.output,
+      "| model | dataset | network | device | algo | selector | aggregation | P=1 | P=1_sd | "
+      "P=1_n | P=4 | P=4_sd | P=4_n |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+      "| mlp | synthetic | local | cpu | topk | exact | allgather | 0.5 | - | 1 | 0.8 | - | 1 "
+      "|\n");
 
   const ProcessResult csv = report({"scaling", db_, "--algo", "topk", "-f", "csv"});
   EXPECT_EQ(csv.output,
