@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
+# As scripts/test.sh builds: paths relative to the checkout in ccache's keys, so that the test
+# command after this one, and a checkout in another folder, reuse these objects.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target commsgd-train commsgd-report
 
