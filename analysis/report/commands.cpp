@@ -136,9 +136,12 @@ void add_reports(CLI::App& app) {
   auto include_overlapping = std::make_shared<bool>(false);
   CLI::App* compare = add_run_report(
       app, "compare",
-      "One row per algorithm and model/network/workers: throughput, speedup over dense, final "
-      "accuracy, time to --target, bytes per step. Runs that shared a host with another run at "
-      "the same time (overlapped_by in `runs`) are left out and counted in overlapping_runs",
+      "One row per configuration (every option that changes what a run computes, less the "
+      "seed), network and workers, the options in which the rows differ as columns: "
+      "throughput, speedup over dense, final accuracy, time to --target (each with its _sd over "
+      "the row's runs), asked and achieved density, bytes per step. Runs that shared a host with "
+      "another run at the same time (overlapped_by in `runs`) are left out and counted in "
+      "overlapping_runs",
       [target, include_overlapping](const Connection& db, const std::vector<Filter>& f) {
         return compare_report(db, f, *target, *include_overlapping);
       });
@@ -153,8 +156,9 @@ void add_reports(CLI::App& app) {
   auto scaling_overlapping = std::make_shared<bool>(false);
   CLI::App* scaling = add_run_report(
       app, "scaling",
-      "Scaling efficiency, algorithms x worker counts: throughput / (P x the 1-worker "
-      "throughput). Runs that shared a host with another run at the same time are left out",
+      "Scaling efficiency, configurations x worker counts: throughput / (P x the 1-worker "
+      "throughput), with its _sd and n over the cell's runs. Runs that shared a host with "
+      "another run at the same time are left out",
       [scaling_overlapping](const Connection& db, const std::vector<Filter>& f) {
         return scaling_report(db, f, *scaling_overlapping);
       });
