@@ -209,8 +209,21 @@ const Group* dense_baseline(const Group& row, const std::vector<Group>& groups,
   return tie ? nullptr : best;
 }
 
-bool dense_first(const Value& algo) {
-  return std::holds_alternative<std::string>(algo) && std::get<std::string>(algo) == "dense";
+// Rows by what was run (the columns before algo), dense first among its peers, then by algo and
+// the columns after it up to `key_end` (selector, aggregation, the options that tell rows apart).
+void sort_dense_first(Table& t, std::size_t key_end) {
+  const std::size_t algo = t.column("algo");
+  const auto order = [&](const Row& r) {
+    Row key(r.begin(), r.begin() + static_cast<long>(algo));
+    const bool dense =
+        std::holds_alternative<std::string>(r[algo]) && std::get<std::string>(r[algo]) == "dense";
+    key.push_back(std::int64_t{dense ? 0 : 1});
+    key.insert(key.end(), r.begin() + static_cast<long>(algo),
+               r.begin() + static_cast<long>(key_end));
+    return key;
+  };
+  std::stable_sort(t.rows.begin(), t.rows.end(),
+                   [&](const Row& a, const Row& b) { return order(a) < order(b); });
 }
 
 }  // namespace
@@ -275,18 +288,7 @@ Table compare_report(const Connection& db, const std::vector<Filter>& filters,
                {g.key[kKey - 1], g.measures[3].mean(), g.measures[4].mean(), g.overlapping});
     t.rows.push_back(std::move(row));
   }
-  // By what was run, dense first among its peers, then by the options that tell rows apart.
-  const std::size_t algo = t.column("algo");
-  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const Row& a, const Row& b) {
-    const auto order = [&](const Row& r) {
-      Row key(r.begin(), r.begin() + static_cast<long>(algo));
-      key.push_back(std::int64_t{dense_first(r[algo]) ? 0 : 1});
-      key.insert(key.end(), r.begin() + static_cast<long>(algo),
-                 r.begin() + static_cast<long>(algo + 3 + differing.size()));
-      return key;
-    };
-    return order(a) < order(b);
-  });
+  sort_dense_first(t, t.column("algo") + 3 + differing.size());
   return t;
 }
 
@@ -342,17 +344,7 @@ Table scaling_report(const Connection& db, const std::vector<Filter>& filters,
     line[column + 1] = cell.measures[0].sd();
     line[column + 2] = static_cast<std::int64_t>(cell.measures[0].values.size());
   }
-  const std::size_t algo = t.column("algo");
-  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const Row& a, const Row& b) {
-    const auto order = [&](const Row& r) {
-      Row key(r.begin(), r.begin() + static_cast<long>(algo));
-      key.push_back(std::int64_t{dense_first(r[algo]) ? 0 : 1});
-      key.insert(key.end(), r.begin() + static_cast<long>(algo),
-                 r.begin() + static_cast<long>(first_p));
-      return key;
-    };
-    return order(a) < order(b);
-  });
+  sort_dense_first(t, first_p);
   return t;
 }
 
