@@ -14,6 +14,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/catalog.hpp"
+#include "common/stable_hash.hpp"
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/gossip/topology.hpp"
 #include "algorithms/sparse/aggregation.hpp"

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "analysis/record/peer_failures.hpp"
-#include "trainer/setup_check.hpp"
+#include "common/stable_hash.hpp"
 
 extern char** environ;
 

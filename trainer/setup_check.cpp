@@ -42,13 +42,4 @@ void check_ranks_agree(comm::Communicator& comm, std::uint64_t config_hash,
   agree_on_setup(comm, error);
 }
 
-std::uint64_t stable_hash(std::string_view text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 }  // namespace commsgd::trainer

@@ -31,7 +31,4 @@ void agree_on_setup(comm::Communicator& comm, const std::optional<std::string>& 
 void check_ranks_agree(comm::Communicator& comm, std::uint64_t config_hash,
                        std::uint64_t parameter_count, std::uint64_t structure_hash);
 
-// FNV-1a: stable across processes and builds, unlike std::hash.
-std::uint64_t stable_hash(std::string_view text);
-
 }  // namespace commsgd::trainer

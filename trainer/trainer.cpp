@@ -11,6 +11,7 @@
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/stopwatch.hpp"
 #include "analysis/record/peer_failures.hpp"
+#include "common/stable_hash.hpp"
 #include "kernels/ops.hpp"
 #include "trainer/checkpoint.hpp"
 #include "trainer/comm_timeout.hpp"

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/report/sqlite.hpp"
+#include "common/stable_hash.hpp"
 
 namespace commsgd::report {
 namespace {
@@ -79,12 +80,8 @@ std::vector<RunConfiguration> run_configurations(const Connection& db, const std
 }
 
 std::string configuration_id(const json& options) {
-  // FNV-1a over the canonical text (nlohmann's objects keep their keys sorted): short and the
-  // same on every machine.
-  std::uint64_t hash = 1469598103934665603ULL;
-  for (const unsigned char c : options.dump()) {
-    hash = (hash ^ c) * 1099511628211ULL;
-  }
+  // Of the canonical text (nlohmann's objects keep their keys sorted), folded to 32 bits.
+  const std::uint64_t hash = stable_hash(options.dump());
   return fmt::format("{:08x}", static_cast<std::uint32_t>(hash ^ (hash >> 32)));
 }
 

@@ -144,6 +144,8 @@ std::vector<Group> group_by_configuration(const Table& per_run,
   const std::size_t id = per_run.column("run_id"), counted = per_run.column("counted"),
                     overlapped = per_run.column("overlapped"), network = per_run.column("network"),
                     workers = per_run.column("workers");
+  std::vector<std::size_t> measure_columns;
+  for (const std::string& m : measures) measure_columns.push_back(per_run.column(m));
   std::vector<Group> groups;
   std::map<std::tuple<std::string, Value, Value>, std::size_t> index;
   for (const Row& row : per_run.rows) {
@@ -158,8 +160,9 @@ std::vector<Group> group_by_configuration(const Table& per_run,
     g.overlapping += std::get<std::int64_t>(row[overlapped]);
     if (std::get<std::int64_t>(row[counted]) == 0) continue;
     ++g.runs;
-    for (std::size_t m = 0; m < measures.size(); ++m)
-      g.measures[m].add(row[per_run.column(measures[m])]);
+    for (std::size_t m = 0; m < measure_columns.size(); ++m) {
+      g.measures[m].add(row[measure_columns[m]]);
+    }
   }
   return groups;
 }
