@@ -15,11 +15,17 @@
 
 namespace commsgd::algorithms {
 
-// Cumulative since construction; the trainer takes differences per iteration.
+// Cumulative since construction; the trainer takes differences per iteration. Select,
+// communicate and wait seconds are the training thread's own, each second counted in one of
+// them only: with the trainer's phases they add up to the iteration.
 struct AlgorithmStats {
   double select_seconds = 0;
-  double communicate_seconds = 0;
-  double wait_seconds = 0;
+  double communicate_seconds = 0;  // communicating on the training thread
+  double wait_seconds = 0;         // waiting, for the slowest rank or for another thread's exchange
+  // Seconds another thread (the communication engine) spent in exchanges while training went on:
+  // hidden behind computation but for the part the training thread waited for (wait_seconds),
+  // so never a phase of the iteration.
+  double overlapped_seconds = 0;
   // Spent on studies that are not training (--grad-stats-every, --norm-study-every): left out
   // of every phase and of the iteration's total.
   double measure_seconds = 0;

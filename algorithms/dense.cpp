@@ -113,7 +113,7 @@ AlgorithmStats Dense::stats() const {
   AlgorithmStats s = stats_;
   if (engine_) {
     const comm::Engine::Totals totals = engine_->totals();
-    s.communicate_seconds += totals.seconds;
+    s.overlapped_seconds = totals.seconds;
     s.bytes_sent += totals.bytes_sent;
     s.bytes_received += totals.bytes_received;
   }

@@ -83,20 +83,31 @@ def scaling(data):
 
 def breakdown(data):
     bars = data["bars"]
-    fig, ax = plt.subplots(figsize=(9, 1.5 + 0.4 * len(bars)))
+    fig, ax = plt.subplots(figsize=(9, 1.5 + 0.5 * len(bars)))
+    # The stack is the training thread's critical path: its length is the step.
     left = [0.0] * len(bars)
     for s in data["series"]:
         ms = [1e3 * (v or 0.0) for v in s["values"]]
-        ax.barh(range(len(bars)), ms, left=left, label=s["label"],
+        ax.barh(range(len(bars)), ms, height=0.6, left=left, label=s["label"],
                 color=PHASE_COLORS.get(s["label"]))
         left = [a + b for a, b in zip(left, ms)]
+    # Communication a thread of its own ran meanwhile is no part of the step: a thin bar under
+    # the run's, never stacked.
+    drawn = list(data["series"])
+    overlapped = [1e3 * (v or 0.0) for v in data.get("overlapped", [])]
+    if any(overlapped):
+        label = "overlapped communication (not in the step)"
+        ax.barh([i + 0.38 for i in range(len(bars))], overlapped, height=0.14, label=label,
+                color="none", edgecolor=PHASE_COLORS["communicate"], hatch="////",
+                linewidth=0.8)
+        drawn.append({"label": label, "points": sum(1 for v in overlapped if v > 0)})
     ax.set_yticks(range(len(bars)), bars)
     ax.invert_yaxis()  # first run on top, as in the report's table
     ax.set_xlabel("milliseconds per iteration (mean over ranks, steady state)")
     # Above the bars, never over them.
-    ax.legend(fontsize="small", ncol=len(data["series"]), loc="lower center",
+    ax.legend(fontsize="small", ncol=4, loc="lower center",
               bbox_to_anchor=(0.5, 1.0), frameon=False)
-    return fig, data["series"]
+    return fig, drawn
 
 
 def selection(data):

@@ -74,19 +74,25 @@ FROM throughput t
 LEFT JOIN baseline b
   ON b.model = t.model AND b.dataset = t.dataset AND b.network = t.network AND b.device = t.device;
 
--- Where an iteration's time goes: mean seconds per iteration in each phase over the steady
--- state (as in `throughput`), and each phase's share of the total. other_s is the rest of the
--- total (gradient clipping, the algorithm's own bookkeeping), never negative.
+-- Where an iteration's time goes: mean seconds per iteration in each phase of the training
+-- thread over the steady state (as in `throughput`), and each phase's share of the total. The
+-- phases are its critical path and add up to total_s: other_s is the rest (the algorithm's
+-- bookkeeping around its exchange: error feedback, copies), so the shares add up to 1.
+-- overlapped_communicate_s is apart: what a thread of its own communicated while training went on
+-- (dense's buckets, osgp, adpsgd), hidden behind computation but for what the training thread
+-- waited for (wait_s); NULL for runs recorded before schema version 5, whose phases may add up to
+-- more than the step (other_s negative).
 CREATE VIEW time_breakdown AS
 WITH with_other AS (
   SELECT run_id, data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, total_s,
-         max(0.0, total_s - data_s - forward_backward_s - select_s - communicate_s - wait_s
-                  - update_s) AS other_s
+         total_s - data_s - forward_backward_s - select_s - communicate_s - wait_s - update_s
+           AS other_s,
+         overlapped_communicate_s
   FROM run_figures
   WHERE steady_windows > 0
 )
 SELECT run_id, data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, other_s,
-       total_s,
+       total_s, overlapped_communicate_s,
        data_s / total_s AS data_share,
        forward_backward_s / total_s AS forward_backward_share,
        select_s / total_s AS select_share,

@@ -10,8 +10,9 @@
 namespace commsgd::trainer {
 
 std::array<double, StepMetrics::kFields> StepMetrics::fields_of(const IterationSample& s) {
-  return {s.loss,     s.data_s,  s.forward_backward_s, s.select_s,       s.communicate_s, s.wait_s,
-          s.update_s, s.total_s, s.bytes_sent,         s.bytes_received, s.density};
+  return {s.loss,     s.data_s,     s.forward_backward_s, s.select_s,
+          s.communicate_s, s.wait_s, s.update_s,        s.total_s,
+          s.bytes_sent,    s.bytes_received, s.density, s.overlapped_communicate_s};
 }
 
 void StepMetrics::add(const IterationSample& sample) {
@@ -73,7 +74,7 @@ std::vector<record::StepRow> StepMetrics::reduce(comm::Communicator& comm, int e
         &row.loss,           &row.data_s,        &row.forward_backward_s,
         &row.select_s,       &row.communicate_s, &row.wait_s,
         &row.update_s,       &row.total_s,       &row.bytes_sent,
-        &row.bytes_received, &row.density};
+        &row.bytes_received, &row.density,       &row.overlapped_communicate_s};
     if (present[2 * j + 1] == 0) {
       throw std::runtime_error(fmt::format(
           "every loss of steps up to {} was non-finite on every rank: the model diverged, and "

@@ -14,6 +14,7 @@ struct IterationSample {
   double loss = 0;
   double data_s = 0, forward_backward_s = 0, select_s = 0, communicate_s = 0, wait_s = 0,
          update_s = 0, total_s = 0;
+  double overlapped_communicate_s = 0;  // another thread's communication, beside the phases above
   double bytes_sent = 0, bytes_received = 0, density = 0;
 };
 
@@ -31,7 +32,7 @@ class StepMetrics {
   std::vector<record::StepRow> reduce(comm::Communicator& comm, int epoch);
 
  private:
-  static constexpr std::size_t kFields = 11;
+  static constexpr std::size_t kFields = 12;
   static std::array<double, kFields> fields_of(const IterationSample& s);
 
   struct Window {

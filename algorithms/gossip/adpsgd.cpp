@@ -163,7 +163,7 @@ void Adpsgd::end_training() {
 AlgorithmStats Adpsgd::stats() const {
   AlgorithmStats s = stats_;
   const comm::Engine::Totals totals = engine_->totals();
-  s.communicate_seconds = totals.seconds;
+  s.overlapped_seconds = totals.seconds;
   s.bytes_sent = totals.bytes_sent;
   s.bytes_received = totals.bytes_received;
   return s;

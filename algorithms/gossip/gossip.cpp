@@ -57,9 +57,7 @@ void Gossip::mix_round(Buffer<const float> message, const std::vector<int>& out,
       },
       head);
   comm_.synchronize(message.place());
-  const double seconds = watch.seconds() - mixing;
-  stats_.communicate_seconds += seconds;
-  stats_.wait_seconds += seconds;
+  stats_.communicate_seconds += watch.seconds() - mixing;
   traffic.add_to(stats_.bytes_sent, stats_.bytes_received);
   stats_.entries_sent += out.size() * (message.size() + head.send.size());
 }

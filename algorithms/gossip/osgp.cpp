@@ -178,7 +178,7 @@ std::uint64_t Osgp::most_in_flight() const {
 AlgorithmStats Osgp::stats() const {
   AlgorithmStats s = stats_;
   const comm::Engine::Totals totals = engine_->totals();
-  s.communicate_seconds = totals.seconds;
+  s.overlapped_seconds = totals.seconds;
   s.bytes_sent = totals.bytes_sent;
   s.bytes_received = totals.bytes_received;
   return s;

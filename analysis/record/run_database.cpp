@@ -15,6 +15,7 @@
 #include "commsgd/record/schema_v2_sql.hpp"  // kSchemaV2Sql, from analysis/schema_v2.sql
 #include "commsgd/record/schema_v3_sql.hpp"  // kSchemaV3Sql, from analysis/schema_v3.sql
 #include "commsgd/record/schema_v4_sql.hpp"  // kSchemaV4Sql, from analysis/schema_v4.sql
+#include "commsgd/record/schema_v5_sql.hpp"  // kSchemaV5Sql, from analysis/schema_v5.sql
 
 namespace commsgd::record {
 namespace {
@@ -61,7 +62,7 @@ std::string_view to_string(RunStatus s) {
 
 std::span<const std::string_view> schema_steps() {
   static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql, kSchemaV3Sql,
-                                               kSchemaV4Sql};
+                                               kSchemaV4Sql, kSchemaV5Sql};
   static_assert(std::size(steps) == RunDatabase::kSchemaVersion);
   return steps;
 }
@@ -220,12 +221,13 @@ void RunDatabase::add_steps(std::string_view run_id, std::span<const StepRow> ro
                        select_s_mean, select_s_max, communicate_s_mean, communicate_s_max,
                        wait_s_mean, wait_s_max, update_s_mean, update_s_max,
                        total_s_mean, total_s_max, bytes_sent_mean, bytes_sent_max,
-                       bytes_received_mean, bytes_received_max, density_mean, density_max)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+                       bytes_received_mean, bytes_received_max, density_mean, density_max,
+                       overlapped_communicate_s_mean, overlapped_communicate_s_max)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
   for (const StepRow& s : rows) {
     st.bind(run_id, s.step, s.epoch, s.loss, s.data_s, s.forward_backward_s, s.select_s,
             s.communicate_s, s.wait_s, s.update_s, s.total_s, s.bytes_sent, s.bytes_received,
-            s.density)
+            s.density, s.overlapped_communicate_s)
         .execute();
   }
   refresh_figures(run_id);

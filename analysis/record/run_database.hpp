@@ -83,6 +83,7 @@ struct StepRow {
   int epoch = 0;
   Stat loss, data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, total_s,
       bytes_sent, bytes_received, density;
+  Stat overlapped_communicate_s;  // another thread's communication, never a phase (schema version 5)
 };
 
 // Empty params_json / machine_json are stored as NULL.
@@ -104,7 +105,7 @@ std::span<const std::string_view> schema_steps();
 
 class RunDatabase {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Opens or creates the file (and its parent directories), sets the journal mode for the file
   // system it lies on (`where`; by default file_system_of(file)), a 30 s busy timeout and foreign

@@ -38,7 +38,9 @@ WITH bounds AS (
          avg(CASE WHEN {steady} THEN s.wait_s_mean END) AS wait_s,
          avg(CASE WHEN {steady} THEN s.update_s_mean END) AS update_s,
          avg(CASE WHEN {steady} THEN s.total_s_mean END) AS total_s,
-         avg(CASE WHEN {steady} THEN s.density_mean END) AS steady_density
+         avg(CASE WHEN {steady} THEN s.density_mean END) AS steady_density,
+         avg(CASE WHEN {steady} THEN s.overlapped_communicate_s_mean END)
+           AS overlapped_communicate_s
   FROM steps s JOIN bounds b ON b.run_id = s.run_id
   GROUP BY s.run_id
 ), steady AS (
@@ -84,7 +86,7 @@ SELECT r.id, s.windows, s.bytes_sent_per_step, s.bytes_sent_max_per_step,
        e.epochs_done, e.final_epoch, e.train_loss, e.train_acc, e.val_loss, e.val_top1,
        e.val_top5, e.val_perplexity, e.wall_seconds, e.best_val_top1, e.best_epoch,
        e.best_val_loss, e.best_val_perplexity,
-       m.ranks, m.peak_rss_max_bytes, m.peak_rss_mean_bytes
+       m.ranks, m.peak_rss_max_bytes, m.peak_rss_mean_bytes, s.overlapped_communicate_s
 FROM runs r
 LEFT JOIN step_figures s ON s.run_id = r.id
 LEFT JOIN medians d ON d.run_id = r.id

@@ -168,11 +168,15 @@ void add_reports(CLI::App& app) {
 
   auto shares = std::make_shared<bool>(false);
   CLI::App* breakdown =
-      add_run_report(app, "breakdown", "Mean seconds per iteration in each phase, one row per run",
+      add_run_report(app, "breakdown",
+                     "Mean seconds per iteration in each phase of the training thread, one row per "
+                     "run: the phases add up to the step (total_s; other_s is the rest), and "
+                     "communication a thread of its own overlapped with training is apart "
+                     "(overlapped_communicate_s)",
                      [shares](const Connection& db, const std::vector<Filter>& f) {
                        return breakdown_report(db, f, *shares);
                      });
-  breakdown->add_flag("--shares", *shares, "Each phase's share of the total instead of seconds");
+  breakdown->add_flag("--shares", *shares, "Each phase's share of the step instead of seconds (they add up to 1)");
 
   add_run_report(app, "convergence", "Training and validation metrics per epoch, one row each",
                  convergence_report);
@@ -428,7 +432,9 @@ void add_plots(CLI::App& app) {
   add_run_selection(scaling, *s);
 
   auto [breakdown, b] = add_kind(
-      "breakdown", "Stacked seconds per iteration by phase, per run",
+      "breakdown",
+      "Stacked seconds per iteration by phase, per run: each bar is the step, and communication "
+      "overlapped with training is a thin bar apart",
       [](const Connection& db, const Options& o) { return breakdown_data(db, o.filters()); });
   add_run_selection(breakdown, *b);
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include "analysis/record/run_database.hpp"
 #include "analysis/record/run_figures.hpp"
 #include "analysis/record/views.hpp"
@@ -32,8 +34,11 @@ void create_schema(const Connection& db) {
   db.exec(fmt::format("PRAGMA user_version = {}", RunDatabase::kSchemaVersion));
 }
 
-// A file of an older schema reads as if migrated, without writing to it: each table added since
-// is an empty temporary table on this connection (the names resolve to it, the file is as it was).
+// A file of an older schema reads as if migrated, without writing to it. Temporary objects on
+// this connection shadow the file's (names resolve to them first; the file is as it was): a table
+// added since, and each table of run figures, which refresh_figures computes for this connection,
+// is an empty temporary table; a table of records that has gained columns since is a temporary
+// view of it with those columns NULL, as a migration leaves them.
 void add_tables_of_later_versions(const Connection& db) {
   const Connection current(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "schema");
   create_schema(current);
@@ -43,12 +48,24 @@ void add_tables_of_later_versions(const Connection& db) {
     const std::string name = std::get<std::string>(row.at(0)),
                       sql = std::get<std::string>(row.at(1));
     const Value found =
-        db.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", {name})
+        db.query("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?",
+                 {name})
             .rows.at(0)
             .at(0);
-    if (std::get<std::int64_t>(found) == 0 && sql.starts_with(create)) {
+    const bool figures = name == "run_figures" || name == "run_overlaps";
+    if ((std::get<std::int64_t>(found) == 0 || figures) && sql.starts_with(create)) {
       db.exec("CREATE TEMP TABLE " + sql.substr(create.size()));
+      continue;
     }
+    const std::vector<std::string> had =
+        Statement(db, fmt::format("SELECT * FROM main.{} LIMIT 0", name)).columns();
+    std::string added;
+    for (const std::string& column : current.columns_of(name)) {
+      if (std::find(had.begin(), had.end(), column) == had.end())
+        added += fmt::format(", NULL AS {}", column);
+    }
+    if (!added.empty())
+      db.exec(fmt::format("CREATE TEMP VIEW {0} AS SELECT *{1} FROM main.{0}", name, added));
   }
 }
 

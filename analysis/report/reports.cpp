@@ -357,7 +357,7 @@ Table breakdown_report(const Connection& db, const std::vector<Filter>& filters,
       shares ? "data_share, forward_backward_share, select_share, communicate_share, wait_share, "
                "update_share, other_share"
              : "data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, other_s, "
-               "total_s";
+               "total_s, overlapped_communicate_s";
   return db.query(fmt::format(R"sql(
     SELECT s.run_id, s.algo, s.model, s.network, s.workers, {}, s.overlapped_by
     FROM run_summary s

@@ -153,7 +153,7 @@ TEST(DenseOverlap, BucketsTravelBeforeSynchronizeIsCalled) {
   std::mt19937 rng(1);
   run_backward(dense, grads, Reporting::backward_order, rng);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (dense.stats().communicate_seconds == 0) {
+  while (dense.stats().overlapped_seconds == 0) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no bucket was reduced by itself";
     std::this_thread::yield();
   }
