@@ -110,14 +110,7 @@ void Dense::synchronize_gradients(Buffer<float> grads) {
 }
 
 AlgorithmStats Dense::stats() const {
-  AlgorithmStats s = stats_;
-  if (engine_) {
-    const comm::Engine::Totals totals = engine_->totals();
-    s.overlapped_seconds = totals.seconds;
-    s.bytes_sent += totals.bytes_sent;
-    s.bytes_received += totals.bytes_received;
-  }
-  return s;
+  return engine_ ? with_engine_totals(stats_, *engine_) : stats_;
 }
 
 }  // namespace commsgd::algorithms

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
 
@@ -161,12 +162,7 @@ void Adpsgd::end_training() {
 }
 
 AlgorithmStats Adpsgd::stats() const {
-  AlgorithmStats s = stats_;
-  const comm::Engine::Totals totals = engine_->totals();
-  s.overlapped_seconds = totals.seconds;
-  s.bytes_sent = totals.bytes_sent;
-  s.bytes_received = totals.bytes_received;
-  return s;
+  return with_engine_totals(stats_, *engine_);
 }
 
 void Adpsgd::send_header(comm::Channel& channel, int peer) {

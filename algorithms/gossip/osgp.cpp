@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
 
@@ -176,12 +177,7 @@ std::uint64_t Osgp::most_in_flight() const {
 }
 
 AlgorithmStats Osgp::stats() const {
-  AlgorithmStats s = stats_;
-  const comm::Engine::Totals totals = engine_->totals();
-  s.overlapped_seconds = totals.seconds;
-  s.bytes_sent = totals.bytes_sent;
-  s.bytes_received = totals.bytes_received;
-  return s;
+  return with_engine_totals(stats_, *engine_);
 }
 
 void Osgp::save_state(StateWriter& out) {
