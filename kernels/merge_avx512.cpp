@@ -95,9 +95,9 @@ COMMSGD_AVX512 void finish_run(MergeSide a, MergeSide b, Run run, std::uint32_t*
 
 // The merge in two runs, cut at a's middle entry and b's first at or past its index, whose
 // blocks alternate: a block waits on the one before in its run (its loads start where that one
-// stopped), and the other run's block fills that wait. Two runs nearly halved the merge; four
-// were slower than two (docs/design.md, "Aggregations"; the measurements are in the history of
-// results/performance.md).
+// stopped), and the other run's block fills that wait. Two runs, not four: where it was
+// measured, four were slower than two (docs/design.md, "Aggregations"; one machine's times are in
+// results/notes-from-code.md).
 template <bool Tagged>
 COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_indices,
                                  float* out_values, std::uint32_t* out_tags) {
@@ -116,8 +116,9 @@ COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_in
 }
 
 // The lanes of one block in `keep`, in order, to `to` at `at`: compressed into registers and
-// stored whole (16 lanes), since a compressing store to memory is several times slower on this
-// machine's cores (AMD EPYC). The block's tags, at from.tags + t, are read only when the merge
+// stored whole (16 lanes), since on some cores a compressing store to memory is far slower than
+// a compress into a register and a plain store (one machine's reading is in
+// results/notes-from-code.md). The block's tags, at from.tags + t, are read only when the merge
 // carries them.
 template <bool Tagged>
 COMMSGD_AVX512 inline void store_kept(__mmask16 keep, __m512i indices, __m512 values,

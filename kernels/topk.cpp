@@ -15,9 +15,10 @@ namespace {
 //
 // The sample size trades sampled reads against surplus candidates. With λ = k·m/d sampled
 // entries expected above the true k-th and the rank taken 3√λ + 2 higher, about 3k/√λ extra
-// entries pass; each costs a mispredicted block append, roughly ten strided sample reads (both
-// measured). Minimizing m + 10·3k/√λ gives λ = (15·k·ρ)^(2/3). Strides stay >= 64 floats so the
-// sample touches at most a quarter of the cache lines; at least 4096 entries keep λ meaningful.
+// entries pass; each costs a mispredicted block append, priced here at ten strided sample reads
+// (a ratio of two timings on one machine; results/notes-from-code.md). Minimizing m + 10·3k/√λ
+// gives λ = (15·k·ρ)^(2/3). Strides stay >= 64 floats so the sample touches at most a quarter of
+// the cache lines; at least 4096 entries keep λ meaningful.
 AbsKey sample_threshold(std::span<const float> x, std::size_t k, std::vector<float>& sample) {
   constexpr std::size_t kMinSample = 4096;
   const auto d = static_cast<double>(x.size()), kd = static_cast<double>(k);

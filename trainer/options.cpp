@@ -273,10 +273,8 @@ class Declarations {
   std::deque<Entry> entries_;
 };
 
-// Every option of commsgd-train, each declared once: its flag, member, help, group and checks here;
-// its TOML key, its key in the run record's JSON and whether it enters the computation hash
-// follow from the declaration (Declarations).
-void declare_options(Declarations& d) {
+// Options that concern every run, whatever its algorithm: what trains, for how long, and where.
+void declare_run_options(Declarations& d) {
   const std::string run = "Run";
   d.value("--algo", &Options::algo,
           algorithms::algorithm_table().help("Distributed SGD algorithm:"))
@@ -333,7 +331,10 @@ void declare_options(Declarations& d) {
       ->check(kCommTimeoutCheck)
       ->default_str("auto")
       ->group(run);
+}
 
+// Dense S-SGD's own knobs, on how its one allreduce per step is scheduled and sized.
+void declare_dense_options(Declarations& d) {
   using algorithms::algorithm_list, algorithms::Family;
   const std::string dense = "Dense S-SGD (" + algorithm_list(Family::dense) + ")";
   d.value("--bucket-mb", &Options::bucket_mb,
@@ -350,7 +351,11 @@ void declare_options(Declarations& d) {
            "(each worker's share rounded, summed in that precision)")
       .into(&algorithms::AlgorithmConfig::wire)
       ->group(dense);
+}
 
+// The sparse family's knobs, on which part of the gradient crosses the network each step.
+void declare_sparse_options(Declarations& d) {
+  using algorithms::algorithm_list, algorithms::Family;
   const std::string sparse = "Sparse algorithms (" + algorithm_list(Family::sparse) + ")";
   d.value("--density", &Options::density, "Fraction of gradient entries each worker sends")
       .into(&algorithms::AlgorithmConfig::density)
@@ -379,7 +384,11 @@ void declare_options(Declarations& d) {
         c.error_feedback = !o.no_error_feedback;
       })
       ->group(sparse);
+}
 
+// The gossip family's knobs, on who averages with whom and how far exchanges may lag.
+void declare_gossip_options(Declarations& d) {
+  using algorithms::algorithm_list, algorithms::Family;
   const std::string gossip = "Gossip algorithms (" + algorithm_list(Family::gossip) + ")";
   std::string default_topologies;
   for (const algorithms::AlgorithmRow& row : algorithms::algorithm_table()) {
@@ -427,7 +436,10 @@ void declare_options(Declarations& d) {
       .into(&algorithms::AlgorithmConfig::synch_freq)
       ->check(kNonNegative)
       ->group(gossip);
+}
 
+// Which network trains, with the construction details that match each paper's code.
+void declare_model_options(Declarations& d) {
   const std::string model = "Model";
   d.value("--model", &Options::model, model_table().help("Network to train:"))
       ->check(CLI::IsMember(model_table().names()))
@@ -474,7 +486,10 @@ void declare_options(Declarations& d) {
           "time); --batch-size is the number of streams")
       ->check(kPositive)
       ->group(model);
+}
 
+// What the model learns from, and how samples are prepared before they reach it.
+void declare_data_options(Declarations& d) {
   const std::string data = "Data";
   d.value("--dataset", &Options::dataset, data::dataset_table().help("Data to train on:"))
       ->check(CLI::IsMember(data::dataset_table().names()))
@@ -544,7 +559,10 @@ void declare_options(Declarations& d) {
           Hash::no)
       ->check(kNonNegative)
       ->group(data);
+}
 
+// How the parameters follow the gradient, and how an epoch's progress is validated.
+void declare_optimization_options(Declarations& d) {
   const std::string opt = "Optimization";
   d.value("--batch-size", &Options::batch_size, "Samples per iteration on each worker")
       ->check(kPositive)
@@ -600,7 +618,10 @@ void declare_options(Declarations& d) {
            "on the whole validation set, and the scores are averaged over ranks, as the "
            "SGP code reports its gossip runs (P times the evaluation work)")
       ->group(opt);
+}
 
+// What a run leaves behind for analysis, and the knobs that exist only for measurements.
+void declare_recording_options(Declarations& d) {
   const std::string rec = "Recording";
   d.value("--db", &Options::db,
           "SQLite file for the run record, which several runs may share (on a network "
@@ -653,7 +674,10 @@ void declare_options(Declarations& d) {
           "Write the final flat float32 parameters to this file (rank 0)", Hash::no)
       ->group(rec);
   d.flag("--quiet", &Options::quiet, "No progress output", Hash::no)->group(rec);
+}
 
+// Checkpoints, so that a run stopped or preempted can go on where it was.
+void declare_checkpoint_options(Declarations& d) {
   const std::string ckpt = "Checkpoints";
   d.value("--checkpoint-dir", &Options::checkpoint_dir,
           "Write checkpoints here (the two newest are kept). With it, SIGTERM, SIGINT and "
@@ -675,6 +699,22 @@ void declare_options(Declarations& d) {
            "run row and database",
            Hash::no)
       ->group(ckpt);
+}
+
+// Every option of commsgd-train, each declared once: its flag, member, help, group and checks in
+// its group's function above; its TOML key, its key in the run record's JSON and whether it
+// enters the computation hash follow from the declaration (Declarations). The calls' order is
+// the declarations' order, which --help lists them in (docs/usage.md holds it verbatim).
+void declare_options(Declarations& d) {
+  declare_run_options(d);
+  declare_dense_options(d);
+  declare_sparse_options(d);
+  declare_gossip_options(d);
+  declare_model_options(d);
+  declare_data_options(d);
+  declare_optimization_options(d);
+  declare_recording_options(d);
+  declare_checkpoint_options(d);
 }
 
 // The --config file, read as CLI11 reads TOML, except that a key naming no option is one clear

@@ -15,9 +15,10 @@
 
 namespace commsgd::trainer {
 
-// Collective. --resume DIR, or with --resume auto the newest checkpoint every rank can read, older
-// ones tried in turn; nullopt (and a line saying so) when there is none. One that was taken with
-// another number of workers or other options is a UsageError.
+// Collective. --resume DIR, or with --resume auto the newest checkpoint every rank can read
+// (rank 0's listing of --checkpoint-dir says which exist), older ones tried in turn; nullopt (and
+// a line saying so) when there is none. One that was taken with another number of workers or
+// other options is a UsageError.
 std::optional<RankCheckpoint> find_resume_checkpoint(const Options& o, comm::Communicator& comm);
 
 // Takes into a checkpoint what restore() puts back: the parameters, the module buffers,

@@ -465,9 +465,6 @@ class TrainingLoop {
   long skipped_ = 0;  // batches and updates left out by --on-nonfinite skip-step
 };
 
-// The checkpoint to resume from: the newest that every rank can read (rank 0's listing says
-// which exist), or none under --resume auto when there is none. Collective; throws UsageError
-// when the checkpoint belongs to another configuration.
 }  // namespace
 
 TrainingResult train(const Options& given, comm::Communicator& comm, const comm::Placement& where) {

@@ -2,9 +2,10 @@
 // network's link (commsgd-bench pingpong, one run per network) and gTop-k's merge (commsgd-bench
 // merge). One benchmark run is one calibration. Where a database holds several of a kind, the
 // model takes their median: each value the median of the calibrations' values, each measured
-// size's time the median of the times measured at it. One calibration taken while the hosts were
-// in a slow mode, whose first message after computation took about twice the others', then moves
-// nothing (results/costmodel/README.md).
+// size's time the median of the times measured at it, so that one calibration taken while the
+// hosts were in a slow mode, its first message after computation far slower than the others',
+// moves nothing (results/costmodel/README.md; one machine's readings are in
+// results/notes-from-code.md).
 #pragma once
 
 #include <map>

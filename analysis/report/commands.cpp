@@ -182,6 +182,15 @@ void add_reports(CLI::App& app) {
                  convergence_report);
 }
 
+// A number as the help writes it: {:g}'s six significant digits, the exponent without the
+// leading zero that {:g} pads it to ("9e-9", not "9e-09"), as the docs write it.
+std::string help_number(double x) {
+  std::string text = fmt::format("{:g}", x);
+  const std::size_t e = text.find('e');
+  if (e != std::string::npos && e + 3 < text.size() && text[e + 2] == '0') text.erase(e + 2, 1);
+  return text;
+}
+
 // The link of a simulation: --alpha and --beta, or the pingpong fit recorded for --network.
 struct LinkOptions {
   std::optional<double> alpha, beta;
@@ -195,10 +204,14 @@ struct LinkOptions {
            "--beta", [this](double b) { beta = b; }, "Seconds per byte (8e-9 for 1 Gbit/s)")
         ->check(CLI::NonNegativeNumber);
     if (network_option) {
+      // The default's numbers are the constant's, so that the help cannot disagree with the link
+      // the simulation uses.
+      const MessageTime& paper = kPaperGigabitEthernet.exchange;
       cmd->add_option("--link-of", network,
-                      "Use the pingpong calibration recorded for this network (the median of "
-                      "its runs; default "
-                      "without --alpha/--beta: the papers' 1 GbE, alpha 0.436 ms, beta 9e-9 s/B)");
+                      fmt::format("Use the pingpong calibration recorded for this network (the "
+                                  "median of its runs; default without --alpha/--beta: the "
+                                  "papers' 1 GbE, alpha {} ms, beta {} s/B)",
+                                  help_number(paper.alpha * 1e3), help_number(paper.beta)));
     }
   }
 
