@@ -305,6 +305,32 @@ TEST_F(ReportCli, ALargeOlderFileSaysHowToReadItAtOnce) {
   EXPECT_EQ(current.output.find("note:"), std::string::npos) << current.output;
 }
 
+// A file of schema version 4 has no overlapped communication in its steps: it reads as migrated
+// (the column NULL, unknown), and reading writes nothing.
+TEST_F(ReportCli, AVersionFourFileReadsAsMigratedWithoutAWrite) {
+  const fs::path old = dir_ / "v4.sqlite";
+  fs::copy_file(db_, old);
+  exec(old.string(),
+       "DROP VIEW time_breakdown; "
+       "ALTER TABLE steps DROP COLUMN overlapped_communicate_s_mean; "
+       "ALTER TABLE steps DROP COLUMN overlapped_communicate_s_max; "
+       "ALTER TABLE run_figures DROP COLUMN overlapped_communicate_s; PRAGMA user_version = 4");
+  const std::string before = contents(old);
+  const json rows = report_json({"breakdown", old.string()});
+  const json current = report_json({"breakdown", db_});
+  ASSERT_EQ(rows.size(), current.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_TRUE(rows[i]["overlapped_communicate_s"].is_null()) << rows[i].dump();
+    EXPECT_EQ(rows[i]["total_s"], current[i]["total_s"]);
+    EXPECT_EQ(rows[i]["other_s"], current[i]["other_s"]);
+  }
+  const json nulls = report_json({"sql", "SELECT count(*) AS n FROM steps "
+                                          "WHERE overlapped_communicate_s_mean IS NULL",
+                                   old.string()});
+  EXPECT_GT(nulls.at(0)["n"].get<std::int64_t>(), 0);
+  EXPECT_EQ(contents(old), before);
+}
+
 TEST_F(ReportCli, MergeRefusesOtherSchemaVersionsAndForeignFiles) {
   const std::string future = (dir_ / "future.sqlite").string();
   fs::copy_file(db_, future);

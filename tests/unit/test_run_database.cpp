@@ -107,7 +107,7 @@ StepRow make_step(std::int64_t step, int epoch) {
   Stat* stats[] = {&s.loss,           &s.data_s,        &s.forward_backward_s,
                    &s.select_s,       &s.communicate_s, &s.wait_s,
                    &s.update_s,       &s.total_s,       &s.bytes_sent,
-                   &s.bytes_received, &s.density};
+                   &s.bytes_received, &s.density,       &s.overlapped_communicate_s};
   for (Stat* st : stats) {
     *st = {base + 0.25, base + 0.5};
     base += 1;
@@ -164,8 +164,10 @@ TEST_F(RunDatabaseTest, MigratesAVersionOneFileKeepingItsRows) {
     db.begin_run(r);
     std::vector<StepRow> steps = {make_step(0, 1), make_step(1, 1)};
     db.add_steps(r.id, steps);
-    // What versions 2, 3 and 4 added, gone: a version-1 file.
+    // What versions 2 to 5 added, gone: a version-1 file.
     ASSERT_EQ(sqlite3_exec(db.handle(),
+                           "ALTER TABLE steps DROP COLUMN overlapped_communicate_s_mean; "
+                           "ALTER TABLE steps DROP COLUMN overlapped_communicate_s_max; "
                            "DROP TABLE run_overlaps; DROP TABLE run_figures; DROP TABLE ranks; "
                            "DROP TABLE norm_study; PRAGMA user_version = 1",
                            nullptr, nullptr, nullptr),
@@ -175,6 +177,11 @@ TEST_F(RunDatabaseTest, MigratesAVersionOneFileKeepingItsRows) {
   EXPECT_EQ(migrated.schema_version(), RunDatabase::kSchemaVersion);
   EXPECT_EQ(count(migrated.handle(), "runs"), 1);
   EXPECT_EQ(count(migrated.handle(), "steps"), 2);
+  // Steps recorded before version 5 did not separate overlapped communication: unknown, not 0.
+  EXPECT_EQ(query(migrated.handle(),
+                  "SELECT count(*) AS n FROM steps WHERE overlapped_communicate_s_mean IS NULL")
+                .at(0)["n"],
+            Value{std::int64_t{2}});
   const std::vector<NormStudyRow> rows = {{0, 1, 2.0, 0.1, 0.5, 1.9, 1.99}};
   migrated.add_norm_study(r.id, rows);
   EXPECT_EQ(count(migrated.handle(), "norm_study"), 1);
@@ -269,7 +276,7 @@ TEST_F(RunDatabaseTest, RoundTrip) {
   ASSERT_EQ(st.size(), steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const StepRow& s = steps[i];
-    EXPECT_EQ(st[i].size(), 25u);
+    EXPECT_EQ(st[i].size(), 27u);
     EXPECT_EQ(st[i]["run_id"], Value{r.id});
     EXPECT_EQ(st[i]["step"], Value{s.step});
     EXPECT_EQ(st[i]["epoch"], Value{std::int64_t{s.epoch}});
@@ -283,7 +290,9 @@ TEST_F(RunDatabaseTest, RoundTrip) {
                                             {"total_s", s.total_s},
                                             {"bytes_sent", s.bytes_sent},
                                             {"bytes_received", s.bytes_received},
-                                            {"density", s.density}};
+                                            {"density", s.density},
+                                            {"overlapped_communicate_s",
+                                             s.overlapped_communicate_s}};
     for (auto [name, stat] : stats) {
       EXPECT_EQ(st[i][std::string(name) + "_mean"], Value{stat.mean}) << name;
       EXPECT_EQ(st[i][std::string(name) + "_max"], Value{stat.max}) << name;
