@@ -27,8 +27,12 @@ struct AlgorithmStats {
   // so never a phase of the iteration.
   double overlapped_seconds = 0;
   // Spent on studies that are not training (--grad-stats-every, --norm-study-every): left out
-  // of every phase and of the iteration's total.
+  // of every phase and of the iteration's total, and what they moved out of its traffic.
   double measure_seconds = 0;
+  std::uint64_t measure_bytes_sent = 0;
+  std::uint64_t measure_bytes_received = 0;
+  // The algorithm's own account of its traffic. The record takes the communicator's count
+  // instead (Communicator::traffic_with_duplicates); the tests hold the two equal.
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t entries_sent = 0;     // gradient entries this rank contributed

@@ -10,9 +10,10 @@
 namespace commsgd::trainer {
 
 std::array<double, StepMetrics::kFields> StepMetrics::fields_of(const IterationSample& s) {
-  return {s.loss,     s.data_s,     s.forward_backward_s, s.select_s,
-          s.communicate_s, s.wait_s, s.update_s,        s.total_s,
-          s.bytes_sent,    s.bytes_received, s.density, s.overlapped_communicate_s};
+  return {s.loss,           s.data_s,        s.forward_backward_s,
+          s.select_s,       s.communicate_s, s.wait_s,
+          s.update_s,       s.total_s,       s.bytes_sent,
+          s.bytes_received, s.density,       s.overlapped_communicate_s};
 }
 
 void StepMetrics::add(const IterationSample& sample) {

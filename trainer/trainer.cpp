@@ -252,6 +252,7 @@ class TrainingLoop {
   // wait for an exchange in flight) is its, not the update's; the rest of the synchronization
   // (error feedback, copies) is the record's `other`, what is left of the total.
   IterationSample step(int epoch, long iteration, long batch) {
+    const comm::Traffic traffic_before = comm_.traffic_with_duplicates();
     const algorithms::AlgorithmStats before = s_.algorithm->stats();
     IterationSample sample;
     Stopwatch phase, whole;
@@ -265,10 +266,11 @@ class TrainingLoop {
     const algorithms::AlgorithmStats before_update = s_.algorithm->stats();
     update(epoch, iteration);
     const algorithms::AlgorithmStats after = s_.algorithm->stats();
-    sample.update_s = phase.restart() - (training_thread_seconds(after) -
-                                         training_thread_seconds(before_update));
+    sample.update_s =
+        phase.restart() - (training_thread_seconds(after) - training_thread_seconds(before_update));
     sample.total_s = whole.seconds() - (after.measure_seconds - before.measure_seconds);
     add_algorithm_figures(sample, before, after);
+    add_traffic(sample, traffic_before, comm_.traffic_with_duplicates(), before, after);
     return sample;
   }
 
@@ -350,11 +352,26 @@ class TrainingLoop {
     s_.algorithm->after_step(params);
   }
 
-  // What the algorithm counted during the step: its phases, traffic and achieved density.
+  // What the algorithm's communicator and its duplicates (its engine's) moved during the
+  // iteration, counted by the communicator whatever the algorithm counts itself, less its
+  // studies' traffic.
+  static void add_traffic(IterationSample& sample, const comm::Traffic& before,
+                          const comm::Traffic& after,
+                          const algorithms::AlgorithmStats& stats_before,
+                          const algorithms::AlgorithmStats& stats_after) {
+    sample.bytes_sent =
+        static_cast<double>((after.bytes_sent - before.bytes_sent) -
+                            (stats_after.measure_bytes_sent - stats_before.measure_bytes_sent));
+    sample.bytes_received = static_cast<double>(
+        (after.bytes_received - before.bytes_received) -
+        (stats_after.measure_bytes_received - stats_before.measure_bytes_received));
+  }
+
   static double training_thread_seconds(const algorithms::AlgorithmStats& s) {
     return s.select_seconds + s.communicate_seconds + s.wait_seconds;
   }
 
+  // What the algorithm counted during the step: its phases and achieved density.
   static void add_algorithm_figures(IterationSample& sample,
                                     const algorithms::AlgorithmStats& before,
                                     const algorithms::AlgorithmStats& after) {
@@ -362,8 +379,6 @@ class TrainingLoop {
     sample.communicate_s = after.communicate_seconds - before.communicate_seconds;
     sample.wait_s = after.wait_seconds - before.wait_seconds;
     sample.overlapped_communicate_s = after.overlapped_seconds - before.overlapped_seconds;
-    sample.bytes_sent = static_cast<double>(after.bytes_sent - before.bytes_sent);
-    sample.bytes_received = static_cast<double>(after.bytes_received - before.bytes_received);
     const auto offered = static_cast<double>(after.entries_offered - before.entries_offered);
     const auto sent = static_cast<double>(after.entries_sent - before.entries_sent);
     sample.density = offered > 0 ? sent / offered : 0.0;

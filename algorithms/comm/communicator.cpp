@@ -45,9 +45,30 @@ void Communicator::attach_device_backend(std::unique_ptr<DeviceBackend> backend)
 }
 
 std::unique_ptr<Communicator> Communicator::duplicate() {
+  std::unique_ptr<Communicator> copy = duplicate_apart();
+  copy->family_ = family_;
+  return copy;
+}
+
+std::unique_ptr<Communicator> Communicator::duplicate_apart() {
   std::unique_ptr<Communicator> copy = do_duplicate();
   if (device_ != nullptr) copy->device_ = device_->duplicate(*copy);
   return copy;
+}
+
+Traffic Communicator::traffic_with_duplicates() const {
+  return {family_->bytes_sent.load(std::memory_order_relaxed),
+          family_->bytes_received.load(std::memory_order_relaxed)};
+}
+
+void Communicator::tally(const CommCounters& moved) {
+  counters_.calls += moved.calls;
+  counters_.messages_sent += moved.messages_sent;
+  counters_.messages_received += moved.messages_received;
+  counters_.bytes_sent += moved.bytes_sent;
+  counters_.bytes_received += moved.bytes_received;
+  family_->bytes_sent.fetch_add(moved.bytes_sent, std::memory_order_relaxed);
+  family_->bytes_received.fetch_add(moved.bytes_received, std::memory_order_relaxed);
 }
 
 void Communicator::abort(int exit_code) {
@@ -80,9 +101,7 @@ void Communicator::allreduce(void* buffer, std::size_t count, DataType type, Red
   } else {
     do_allreduce(buffer, count, type, op);
   }
-  ++counters_.calls;
-  counters_.bytes_sent += wire;
-  counters_.bytes_received += wire;
+  tally({.calls = 1, .bytes_sent = wire, .bytes_received = wire});
 }
 
 void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per_rank,
@@ -94,9 +113,7 @@ void Communicator::allgather(const void* send, void* recv, std::size_t bytes_per
   } else {
     do_allgather(send, recv, bytes_per_rank);
   }
-  ++counters_.calls;
-  counters_.bytes_sent += wire;
-  counters_.bytes_received += wire;
+  tally({.calls = 1, .bytes_sent = wire, .bytes_received = wire});
 }
 
 void Communicator::allgatherv(const void* send, void* recv,
@@ -110,9 +127,9 @@ void Communicator::allgatherv(const void* send, void* recv,
   } else {
     do_allgatherv(send, recv, bytes_per_rank);
   }
-  ++counters_.calls;
-  counters_.bytes_sent += static_cast<std::uint64_t>(size() - 1) * mine;
-  counters_.bytes_received += all - mine;
+  tally({.calls = 1,
+         .bytes_sent = static_cast<std::uint64_t>(size() - 1) * mine,
+         .bytes_received = all - mine});
 }
 
 void Communicator::broadcast(void* buffer, std::size_t bytes, int root, Place place) {
@@ -122,28 +139,28 @@ void Communicator::broadcast(void* buffer, std::size_t bytes, int root, Place pl
   } else {
     do_broadcast(buffer, bytes, root);
   }
-  ++counters_.calls;
-  if (size() > 1) (rank() == root ? counters_.bytes_sent : counters_.bytes_received) += bytes;
+  const std::uint64_t moved = size() > 1 ? bytes : 0;
+  tally({.calls = 1,
+         .bytes_sent = rank() == root ? moved : 0,
+         .bytes_received = rank() == root ? 0 : moved});
 }
 
 void Communicator::barrier() {
   const PendingWait wait("barrier", size());
   do_barrier();
-  ++counters_.calls;
+  tally({.calls = 1});
 }
 
 void Communicator::send(const void* data, std::size_t bytes, int peer) {
   const PendingWait wait("send", size(), peer);
   do_send(data, bytes, peer);
-  ++counters_.messages_sent;
-  counters_.bytes_sent += bytes;
+  tally({.messages_sent = 1, .bytes_sent = bytes});
 }
 
 void Communicator::receive(std::vector<std::byte>& recv, int peer) {
   const PendingWait wait("receive", size(), peer);
   do_receive(recv, peer);
-  ++counters_.messages_received;
-  counters_.bytes_received += recv.size();
+  tally({.messages_received = 1, .bytes_received = recv.size()});
 }
 
 void Communicator::exchange(const void* send, std::size_t bytes, int peer,
@@ -155,10 +172,12 @@ void Communicator::exchange(const void* send, std::size_t bytes, int peer,
 void Communicator::exchange(MessageParts send, int peer, std::vector<std::byte>& recv) {
   const PendingWait wait("exchange", size(), peer);
   do_exchange(send, peer, recv);
-  counters_.messages_sent += send.size();
-  counters_.messages_received += send.size();
-  for (const std::span<const std::byte> part : send) counters_.bytes_sent += part.size();
-  counters_.bytes_received += recv.size();
+  std::uint64_t sent = 0;
+  for (const std::span<const std::byte> part : send) sent += part.size();
+  tally({.messages_sent = send.size(),
+         .messages_received = send.size(),
+         .bytes_sent = sent,
+         .bytes_received = recv.size()});
 }
 
 void Communicator::send_receive(std::span<const Outgoing> sends, std::span<const Incoming> receives,
@@ -169,10 +188,10 @@ void Communicator::send_receive(std::span<const Outgoing> sends, std::span<const
   } else {
     do_send_receive(sends, receives);
   }
-  counters_.messages_sent += sends.size();
-  counters_.messages_received += receives.size();
-  for (const Outgoing& m : sends) counters_.bytes_sent += m.bytes;
-  for (const Incoming& m : receives) counters_.bytes_received += m.bytes;
+  CommCounters moved{.messages_sent = sends.size(), .messages_received = receives.size()};
+  for (const Outgoing& m : sends) moved.bytes_sent += m.bytes;
+  for (const Incoming& m : receives) moved.bytes_received += m.bytes;
+  tally(moved);
 }
 
 }  // namespace commsgd::comm

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -49,6 +50,12 @@ struct CommCounters {
   std::uint64_t calls = 0;
   std::uint64_t messages_sent = 0;
   std::uint64_t messages_received = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+};
+
+// Bytes on the wire, counted as CommCounters counts them.
+struct Traffic {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
 };
@@ -169,8 +176,11 @@ class Communicator {
 
   // A new communicator over the same ranks whose traffic never mixes with this one's, with a
   // duplicate of the device back end if there is one: for a communication thread (needs
-  // MPI_THREAD_MULTIPLE). Collective.
+  // MPI_THREAD_MULTIPLE). Collective. Its traffic counts in this one's traffic_with_duplicates().
   std::unique_ptr<Communicator> duplicate();
+  // The same, counted apart: for a device back end's host side, whose calls move the bytes this
+  // communicator has counted already.
+  std::unique_ptr<Communicator> duplicate_apart();
 
   // Buffers in CUDA memory go to `backend` from now on. Not collective itself; making the back
   // end usually is.
@@ -208,6 +218,10 @@ class Communicator {
 
   // What the calls that returned have moved; a call that throws counts nothing.
   const CommCounters& counters() const { return counters_; }
+  // The bytes of this communicator and of every communicator duplicated from it (and from
+  // those), whichever thread called them: what an algorithm moved through the communicator it
+  // was given, its communication engine's included. Readable from any thread.
+  Traffic traffic_with_duplicates() const;
 
  protected:
   virtual std::unique_ptr<Communicator> do_duplicate() = 0;
@@ -229,7 +243,17 @@ class Communicator {
   // The device back end for a call on `place`, or null for the host.
   DeviceBackend* device_for(Place place, const char* call) const;
 
+  // Every call's count goes here, to counters_ and to the family's traffic.
+  void tally(const CommCounters& moved);
+
+  // The traffic of this communicator and its duplicates, shared by them all.
+  struct FamilyTraffic {
+    std::atomic<std::uint64_t> bytes_sent = 0;
+    std::atomic<std::uint64_t> bytes_received = 0;
+  };
+
   CommCounters counters_;
+  std::shared_ptr<FamilyTraffic> family_ = std::make_shared<FamilyTraffic>();
   std::unique_ptr<DeviceBackend> device_;
   // How many exceptions were in flight when this communicator was made: more at its destruction
   // means it is destroyed by unwinding.

@@ -28,7 +28,8 @@ void to_device(void* device, const void* host, std::size_t bytes, void* stream) 
 
 }  // namespace
 
-StagedBackend::StagedBackend(Communicator& host) : host_(host.duplicate()) {}
+// Apart: the bytes it moves are those the communicator it serves has counted.
+StagedBackend::StagedBackend(Communicator& host) : host_(host.duplicate_apart()) {}
 
 StagedBackend::~StagedBackend() {
   if (pinned_ != nullptr) kernels::cuda::discard(cudaFreeHost(pinned_));

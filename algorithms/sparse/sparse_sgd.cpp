@@ -108,7 +108,9 @@ void SparseSgd::synchronize_gradients(Buffer<float> grads) {
   if (norm_study) {  // the dense aggregate of the same step, outside what the step is charged
     const std::span<const float> x = acc.host("--norm-study-every");
     dense_mean_.assign(x.begin(), x.end());
+    const TrafficMeter study_traffic(comm_);
     comm_.allreduce(std::span(dense_mean_), comm::ReduceOp::sum);
+    study_traffic.add_to(stats_.measure_bytes_sent, stats_.measure_bytes_received);
     kernels::scale(dense_mean_, 1.0f / static_cast<float>(comm_.size()));
     stats_.measure_seconds += watch.restart();
   }

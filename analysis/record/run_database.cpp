@@ -61,8 +61,8 @@ std::string_view to_string(RunStatus s) {
 }
 
 std::span<const std::string_view> schema_steps() {
-  static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql, kSchemaV3Sql,
-                                               kSchemaV4Sql, kSchemaV5Sql};
+  static constexpr std::string_view steps[] = {kSchemaSql, kSchemaV2Sql, kSchemaV3Sql, kSchemaV4Sql,
+                                               kSchemaV5Sql};
   static_assert(std::size(steps) == RunDatabase::kSchemaVersion);
   return steps;
 }

@@ -83,7 +83,8 @@ struct StepRow {
   int epoch = 0;
   Stat loss, data_s, forward_backward_s, select_s, communicate_s, wait_s, update_s, total_s,
       bytes_sent, bytes_received, density;
-  Stat overlapped_communicate_s;  // another thread's communication, never a phase (schema version 5)
+  // Another thread's communication, never a phase (schema version 5).
+  Stat overlapped_communicate_s;
 };
 
 // Empty params_json / machine_json are stored as NULL.

@@ -176,7 +176,8 @@ void add_reports(CLI::App& app) {
                      [shares](const Connection& db, const std::vector<Filter>& f) {
                        return breakdown_report(db, f, *shares);
                      });
-  breakdown->add_flag("--shares", *shares, "Each phase's share of the step instead of seconds (they add up to 1)");
+  breakdown->add_flag("--shares", *shares,
+                      "Each phase's share of the step instead of seconds (they add up to 1)");
 
   add_run_report(app, "convergence", "Training and validation metrics per epoch, one row each",
                  convergence_report);

@@ -3,8 +3,10 @@
 // row of the tables the algorithms build from (selectors, aggregations, topologies) builds too.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "algorithms/catalog.hpp"
 #include "algorithms/comm/mpi_communicator.hpp"
@@ -51,6 +53,44 @@ TEST(AlgorithmTable, EveryRowBuildsWithItsDefaults) {
                               .summary = "again",
                               .make = algorithm_table()[0].make}),
                std::invalid_argument);
+}
+
+// The record counts an algorithm's traffic at the communicator it was given, its engine's
+// duplicate included (Communicator::traffic_with_duplicates); each row's own account must say the
+// same, over iterations as the trainer drives them, its end of training included.
+TEST(AlgorithmTable, EveryRowsOwnTrafficIsWhatItsCommunicatorCounted) {
+  comm::MpiCommunicator comm;
+  constexpr std::size_t kEntries = 3000;
+  for (const AlgorithmRow& row : algorithm_table()) {
+    SCOPED_TRACE(std::string(row.name));
+    AlgorithmConfig config;
+    config.algo = row.name;
+    config.density = 0.01;
+    if (row.family == Family::dense) config.bucket_bytes = 4000;  // buckets on the engine
+    std::vector<float> params(kEntries), grads(kEntries);
+    for (std::size_t i = 0; i < kEntries; ++i) {
+      params[i] = static_cast<float>(i % 7) * 0.1f;
+      grads[i] = static_cast<float>((i * 13 + static_cast<std::size_t>(comm.rank())) % 11) - 5;
+    }
+    const std::unique_ptr<Algorithm> algorithm = make_algorithm(config, comm);
+    const comm::Traffic before = comm.traffic_with_duplicates();
+    algorithm->begin_training(params);
+    algorithm->begin_epoch(0);
+    for (long done = 0; algorithm->next_iteration(done, 3); ++done) {
+      algorithm->synchronize_gradients(grads);
+      algorithm->before_step(params);
+      algorithm->after_step(params);
+    }
+    algorithm->end_training();
+    const AlgorithmStats own = algorithm->stats();
+    const comm::Traffic counted = comm.traffic_with_duplicates();
+    EXPECT_EQ(own.bytes_sent, counted.bytes_sent - before.bytes_sent);
+    EXPECT_EQ(own.bytes_received, counted.bytes_received - before.bytes_received);
+    if (comm.size() > 1 && row.family != Family::gossip) {
+      EXPECT_GT(own.bytes_sent, 0u);
+    }
+    comm.barrier();
+  }
 }
 
 TEST(ExtensionTables, EveryRowOfTheAlgorithmsPartsBuilds) {

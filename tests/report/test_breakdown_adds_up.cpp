@@ -35,8 +35,8 @@ const std::vector<Launch>& launches() {
 }
 
 constexpr int kWorkers = 4;
-const char* const kPhases[] = {"data_s",   "forward_backward_s", "select_s", "communicate_s",
-                               "wait_s",   "update_s",           "other_s"};
+const char* const kPhases[] = {"data_s", "forward_backward_s", "select_s", "communicate_s",
+                               "wait_s", "update_s",           "other_s"};
 
 class Runs : public ::testing::Environment {
  public:
@@ -44,10 +44,10 @@ class Runs : public ::testing::Environment {
     dir = scratch_directory("breakdown_adds_up");
     db = (dir / "runs.sqlite").string();
     for (const Launch& l : launches()) {
-      std::vector<std::string> args = {COMMSGD_TRAIN, "--model", "mlp", "--dataset", "synthetic",
-                                       "--synthetic-train", "512", "--batch-size", "8",
-                                       "--epochs", "1", "--log-every", "4", "--db", db,
-                                       "--quiet"};
+      std::vector<std::string> args = {
+          COMMSGD_TRAIN, "--model",      "mlp", "--dataset", "synthetic", "--synthetic-train",
+          "512",         "--batch-size", "8",   "--epochs",  "1",         "--log-every",
+          "4",           "--db",         db,    "--quiet"};
       args.insert(args.end(), l.flags.begin(), l.flags.end());
       const ProcessResult r = run_process(mpirun(kWorkers, args), std::chrono::seconds(120));
       ASSERT_EQ(r.exit_code, 0) << l.label << "\n" << r.output;
@@ -83,8 +83,10 @@ TEST(Breakdown, ThePhasesAddUpToTheStepAndOverlappedCommunicationIsApart) {
     for (const char* phase : kPhases) EXPECT_GE(row[phase].get<double>(), -0.02 * total) << phase;
     // Over every window: adpsgd's training may outrun its gossip for whole windows on 2 cores.
     const double overlapped =
-        query_json(Runs::db, "SELECT sum(overlapped_communicate_s_mean) AS s FROM steps "
-                             "WHERE run_id = '" + id + "'")
+        query_json(Runs::db,
+                   "SELECT sum(overlapped_communicate_s_mean) AS s FROM steps "
+                   "WHERE run_id = '" +
+                       id + "'")
             .at(0)["s"]
             .get<double>();
     EXPECT_GE(row["overlapped_communicate_s"].get<double>(), 0);
@@ -110,9 +112,10 @@ TEST(Breakdown, ThePlotStacksThePhasesOnlyAndDrawsOverlappedCommunicationApart) 
     overlapping += row["overlapped_communicate_s"].get<double>() > 0 ? 1 : 0;
   ASSERT_GE(overlapping, 1);
   const std::vector<std::pair<std::string, int>> expected = {
-      {"data", runs},   {"forward_backward", runs}, {"select", runs}, {"communicate", runs},
-      {"wait", runs},   {"update", runs},           {"other", runs},
-      {"overlapped communication (not in the step)", overlapping}};
+      {"data", runs},   {"forward_backward", runs},
+      {"select", runs}, {"communicate", runs},
+      {"wait", runs},   {"update", runs},
+      {"other", runs},  {"overlapped communication (not in the step)", overlapping}};
   EXPECT_EQ(figure.series, expected);
   EXPECT_EQ(png_size(png), std::pair(figure.width, figure.height));
 }

@@ -324,9 +324,10 @@ TEST_F(ReportCli, AVersionFourFileReadsAsMigratedWithoutAWrite) {
     EXPECT_EQ(rows[i]["total_s"], current[i]["total_s"]);
     EXPECT_EQ(rows[i]["other_s"], current[i]["other_s"]);
   }
-  const json nulls = report_json({"sql", "SELECT count(*) AS n FROM steps "
-                                          "WHERE overlapped_communicate_s_mean IS NULL",
-                                   old.string()});
+  const json nulls = report_json({"sql",
+                                  "SELECT count(*) AS n FROM steps "
+                                  "WHERE overlapped_communicate_s_mean IS NULL",
+                                  old.string()});
   EXPECT_GT(nulls.at(0)["n"].get<std::int64_t>(), 0);
   EXPECT_EQ(contents(old), before);
 }

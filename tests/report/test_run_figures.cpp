@@ -128,8 +128,7 @@ TEST(RunFigures, EveryCommittedDatabaseGivesTheRowsOfTheVersion3Views) {
           "communication_volume", "run_memory", "run_overlaps", "time_to_accuracy"}) {
       const std::string columns =
           std::string(relation) == "time_breakdown" ? breakdown_columns : "*";
-      const std::string sql =
-          "SELECT " + columns + " FROM " + relation + " ORDER BY 1, 2, 3";
+      const std::string sql = "SELECT " + columns + " FROM " + relation + " ORDER BY 1, 2, 3";
       const Rows now = rows_of(current, sql), then = rows_of(before, sql);
       ASSERT_EQ(now.size(), then.size()) << relation;
       for (std::size_t r = 0; r < now.size(); ++r) {

@@ -280,19 +280,19 @@ TEST_F(RunDatabaseTest, RoundTrip) {
     EXPECT_EQ(st[i]["run_id"], Value{r.id});
     EXPECT_EQ(st[i]["step"], Value{s.step});
     EXPECT_EQ(st[i]["epoch"], Value{std::int64_t{s.epoch}});
-    std::pair<const char*, Stat> stats[] = {{"loss", s.loss},
-                                            {"data_s", s.data_s},
-                                            {"forward_backward_s", s.forward_backward_s},
-                                            {"select_s", s.select_s},
-                                            {"communicate_s", s.communicate_s},
-                                            {"wait_s", s.wait_s},
-                                            {"update_s", s.update_s},
-                                            {"total_s", s.total_s},
-                                            {"bytes_sent", s.bytes_sent},
-                                            {"bytes_received", s.bytes_received},
-                                            {"density", s.density},
-                                            {"overlapped_communicate_s",
-                                             s.overlapped_communicate_s}};
+    std::pair<const char*, Stat> stats[] = {
+        {"loss", s.loss},
+        {"data_s", s.data_s},
+        {"forward_backward_s", s.forward_backward_s},
+        {"select_s", s.select_s},
+        {"communicate_s", s.communicate_s},
+        {"wait_s", s.wait_s},
+        {"update_s", s.update_s},
+        {"total_s", s.total_s},
+        {"bytes_sent", s.bytes_sent},
+        {"bytes_received", s.bytes_received},
+        {"density", s.density},
+        {"overlapped_communicate_s", s.overlapped_communicate_s}};
     for (auto [name, stat] : stats) {
       EXPECT_EQ(st[i][std::string(name) + "_mean"], Value{stat.mean}) << name;
       EXPECT_EQ(st[i][std::string(name) + "_max"], Value{stat.max}) << name;
