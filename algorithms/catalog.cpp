@@ -11,6 +11,7 @@
 #include "algorithms/gossip/dpsgd.hpp"
 #include "algorithms/gossip/osgp.hpp"
 #include "algorithms/gossip/sgp.hpp"
+#include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/sparse_sgd.hpp"
 
 namespace commsgd::algorithms {
@@ -62,36 +63,44 @@ ExtensionTable<AlgorithmRow>& rows() {
            .family = Family::dense,
            .summary =
                "allreduce of the whole gradient in buckets, overlapped with backward (S-SGD)",
+           .traffic = Traffic::bucketed_allreduce,
+           .overlap = Overlap::with_backward,
            .make = make_dense},
           {.name = "topk",
            .family = Family::sparse,
            .summary = "allgather of each worker's k largest accumulated gradient entries",
            .selector = "exact",
            .aggregation = "allgather",
+           .traffic = Traffic::of_aggregation,
            .make = make_sparse},
           {.name = "gtopk",
            .family = Family::sparse,
            .summary = "global top-k by recursive doubling: log2(P) exchanges of k entries",
            .selector = "exact",
            .aggregation = "gtopk",
+           .traffic = Traffic::of_aggregation,
            .make = make_sparse},
           {.name = "gaussiank",
            .family = Family::sparse,
            .summary = "like topk, the entries picked by a Gaussian threshold",
            .selector = "gaussian",
            .aggregation = "allgather",
+           .traffic = Traffic::of_aggregation,
            .make = make_sparse},
           {.name = "sgp",
            .family = Family::gossip,
            .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
            .topology = "exponential",
            .rounds_block_training = true,
+           .traffic = Traffic::push_to_peers,
            .make = make_sgp},
           {.name = "osgp",
            .family = Family::gossip,
            .summary = "sgp with the exchange on a communication thread (bounded staleness)",
            .topology = "exponential",
            .takes_overlap = true,
+           .traffic = Traffic::push_to_peers,
+           .overlap = Overlap::with_step,
            .make = make_osgp},
           {.name = "dpsgd",
            .family = Family::gossip,
@@ -99,12 +108,15 @@ ExtensionTable<AlgorithmRow>& rows() {
            .topology = "bipartite-exponential",
            .takes_directed_mixing = true,
            .rounds_block_training = true,
+           .traffic = Traffic::neighbour_average,
            .make = make_dpsgd},
           {.name = "adpsgd",
            .family = Family::gossip,
            .summary = "asynchronous pairwise averaging on a gossip thread",
            .topology = "bipartite-exponential",
            .takes_directed_mixing = true,
+           .traffic = Traffic::pairwise_average,
+           .overlap = Overlap::with_step,
            .make = make_adpsgd},
       });
   return table;
@@ -161,6 +173,18 @@ std::vector<std::string> algorithm_names(Family family) {
 
 std::string algorithm_list(Family family) {
   return joined(algorithm_names(family));
+}
+
+std::string_view baseline_algorithm() {
+  for (const AlgorithmRow& row : rows()) {
+    if (row.family == Family::dense) return row.name;
+  }
+  throw std::logic_error("the algorithm table has no dense row");
+}
+
+Traffic traffic_of(const AlgorithmRow& row, std::string_view aggregation) {
+  if (row.traffic != Traffic::of_aggregation) return row.traffic;
+  return aggregation_table().find(aggregation.empty() ? row.aggregation : aggregation).traffic;
 }
 
 std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {

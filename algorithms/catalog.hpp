@@ -8,6 +8,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/extension_table.hpp"
+#include "algorithms/traffic.hpp"
 
 namespace commsgd::algorithms {
 
@@ -33,6 +34,9 @@ struct AlgorithmRow {
   bool takes_overlap = false;          // --osgp-overlap, --max-staleness, --synch-freq
   // --barrier-before-communicate: a gossip row whose rounds the training thread waits for.
   bool rounds_block_training = false;
+  // What an iteration sends and which thread sends it, for commsgd-report's cost model.
+  Traffic traffic = Traffic::unstated;
+  Overlap overlap = Overlap::none;
   AlgorithmFactory make = nullptr;  // given the resolved config
 };
 
@@ -49,6 +53,15 @@ const AlgorithmRow& find_algorithm(std::string_view name);
 
 std::vector<std::string> algorithm_names(Family family);  // the rows of one family
 std::string algorithm_list(Family family);                // "topk, gtopk, gaussiank"
+
+// The algorithm comparisons measure speedup against and whose runs give a model's computation
+// (commsgd-report compare and simulate): the first row of the dense family, S-SGD.
+std::string_view baseline_algorithm();
+
+// What an iteration of `row` sends, with a sparse row's taken from its aggregation's row
+// (`aggregation`, or the row's default where empty). Throws std::invalid_argument for an unknown
+// aggregation.
+Traffic traffic_of(const AlgorithmRow& row, std::string_view aggregation = {});
 
 // An option only some algorithms take, set in a config for an algorithm that does not: the
 // options concerned, by flag (e.g. {"--topology"}), and why, as resolve() refuses them.

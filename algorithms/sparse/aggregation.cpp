@@ -15,11 +15,13 @@ ExtensionTable<AggregationRow>& aggregation_table() {
       {{"allgather", "the sum of every rank's selection (Top-k S-SGD)",
         [](comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
           return std::make_unique<AllgatherAggregation>(comm);
-        }},
+        },
+        Traffic::allgathered_sets},
        {"gtopk", "the global top-k of the selections, by recursive doubling (gTop-k S-SGD)",
         [](comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
           return std::make_unique<GtopkAggregation>(comm);
-        }}});
+        },
+        Traffic::gtopk_rounds}});
   return table;
 }
 

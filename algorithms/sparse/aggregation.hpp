@@ -10,6 +10,7 @@
 
 #include "algorithms/comm/communicator.hpp"
 #include "algorithms/extension_table.hpp"
+#include "algorithms/traffic.hpp"
 #include "kernels/buffer.hpp"
 #include "kernels/sparse_set.hpp"
 
@@ -32,11 +33,13 @@ class Aggregation {
   virtual void write_update(kernels::Buffer<float> update) = 0;
 };
 
-// One row per --aggregation value: its name, one line for --help, and its factory.
+// One row per --aggregation value: its name, one line for --help, its factory, and what it sends
+// (the traffic of every sparse algorithm row that uses it, for the cost model).
 struct AggregationRow {
   std::string_view name;
   std::string_view summary;
   std::unique_ptr<Aggregation> (*make)(comm::Communicator& comm);
+  Traffic traffic = Traffic::unstated;
 };
 ExtensionTable<AggregationRow>& aggregation_table();
 

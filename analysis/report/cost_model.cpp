@@ -126,69 +126,112 @@ double Transfers::one_way_once(double bytes) {
   return link_.one_way_seconds(bytes);
 }
 
+algorithms::Traffic priced_traffic(const algorithms::AlgorithmRow& row,
+                                   std::string_view aggregation) {
+  const algorithms::Traffic traffic = algorithms::traffic_of(row, aggregation);
+  if (traffic == algorithms::Traffic::unstated) {
+    throw std::invalid_argument(fmt::format(
+        "cost model: no formula for --algo {}: its row states no traffic (AlgorithmRow::traffic)",
+        row.name));
+  }
+  return traffic;
+}
+
+algorithms::Traffic traffic_of(const Exchange& e) {
+  const algorithms::AlgorithmRow* row = algorithms::algorithm_table().lookup(e.algo);
+  if (row == nullptr) {
+    throw std::invalid_argument(
+        fmt::format("cost model: no formula for --algo {}: not an algorithm of this build ({})",
+                    e.algo, algorithms::algorithm_table().choices()));
+  }
+  return priced_traffic(*row, e.aggregation);
+}
+
 double communication_seconds(const Exchange& e, const Link& link, double idle_seconds) {
+  using algorithms::Traffic;
   const int p = e.workers;
   if (p <= 1) return 0;
+  const Traffic traffic = traffic_of(e);
   const double d = e.parameters;
   Transfers transfers(link, idle_seconds);
-  if (e.algo == "dense") {
-    const double bucket = bucket_bytes(e);
-    double seconds = 0;
-    for (int b = 0; b < e.buckets; ++b) {
-      seconds += allreduce_seconds(tuned_allreduce(p, bucket), p, bucket, transfers);
+  switch (traffic) {
+    case Traffic::bucketed_allreduce: {
+      const double bucket = bucket_bytes(e);
+      double seconds = 0;
+      for (int b = 0; b < e.buckets; ++b) {
+        seconds += allreduce_seconds(tuned_allreduce(p, bucket), p, bucket, transfers);
+      }
+      return seconds;
     }
-    return seconds;
+    case Traffic::allgathered_sets: {
+      // The sizes first (8 bytes a rank, latency alone), then the sets.
+      const double set = set_bytes(e);
+      const double sizes = transfers.exchange(8, ceil_log2(p));
+      return sizes + allgatherv_seconds(tuned_allgatherv(p, set), p, set, transfers);
+    }
+    case Traffic::gtopk_rounds: {
+      // ⌊log2 P⌋ exchanges, each followed by a merge; beyond a power of two, the fold in (merged
+      // with the guest's set) and the fold out go one way each.
+      const int folds = std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 1;
+      const double fold_in = transfers.one_way(set_bytes(e), folds);
+      const double rounds = transfers.exchange(set_bytes(e), floor_log2(p));
+      const double merges = (floor_log2(p) + folds) * e.merge_seconds;
+      return fold_in + rounds + merges + transfers.one_way(set_bytes(e), folds);
+    }
+    // The gossip rows send their messages of a round at once: one latency for all of them.
+    case Traffic::push_to_peers:
+      return transfers.exchange(e.peers_per_iter * 4 * (d + 1));
+    case Traffic::neighbour_average:
+      return transfers.exchange(dpsgd_neighbours(e) * 4 * d);
+    case Traffic::pairwise_average:
+      return transfers.exchange(4 * d);
+    case Traffic::unstated:
+    case Traffic::of_aggregation:
+      break;  // traffic_of() resolves these or refuses the row
   }
-  if (e.aggregation == "allgather") {
-    // The sizes first (8 bytes a rank, latency alone), then the sets.
-    const double set = set_bytes(e);
-    const double sizes = transfers.exchange(8, ceil_log2(p));
-    return sizes + allgatherv_seconds(tuned_allgatherv(p, set), p, set, transfers);
-  }
-  if (e.aggregation == "gtopk") {
-    // ⌊log2 P⌋ exchanges, each followed by a merge; beyond a power of two, the fold in (merged
-    // with the guest's set) and the fold out go one way each.
-    const int folds = std::has_single_bit(static_cast<unsigned>(p)) ? 0 : 1;
-    const double fold_in = transfers.one_way(set_bytes(e), folds);
-    const double rounds = transfers.exchange(set_bytes(e), floor_log2(p));
-    const double merges = (floor_log2(p) + folds) * e.merge_seconds;
-    return fold_in + rounds + merges + transfers.one_way(set_bytes(e), folds);
-  }
-  // The gossip rows send their messages of a round at once: one latency for all of them.
-  if (e.algo == "sgp" || e.algo == "osgp") {
-    return transfers.exchange(e.peers_per_iter * 4 * (d + 1));
-  }
-  if (e.algo == "dpsgd") return transfers.exchange(dpsgd_neighbours(e) * 4 * d);
-  if (e.algo == "adpsgd") return transfers.exchange(4 * d);
-  throw std::invalid_argument("cost model: no formula for --algo " + e.algo);
+  throw std::logic_error("cost model: traffic left unresolved for --algo " + e.algo);
 }
 
 std::string priced_as(const Exchange& e) {
   if (e.workers <= 1) return "";
-  if (e.algo == "dense") {
-    return fmt::format("allreduce {}", name(tuned_allreduce(e.workers, bucket_bytes(e))));
+  switch (traffic_of(e)) {
+    case algorithms::Traffic::bucketed_allreduce:
+      return fmt::format("allreduce {}", name(tuned_allreduce(e.workers, bucket_bytes(e))));
+    case algorithms::Traffic::allgathered_sets:
+      return fmt::format("allgatherv {}", name(tuned_allgatherv(e.workers, set_bytes(e))));
+    default:
+      return "";
   }
-  if (e.aggregation == "allgather") {
-    return fmt::format("allgatherv {}", name(tuned_allgatherv(e.workers, set_bytes(e))));
-  }
-  return "";
 }
 
 bool communicates_on_a_thread(const Exchange& e) {
-  return e.algo == "osgp" || e.algo == "adpsgd" || (e.algo == "dense" && e.buckets > 1);
+  // An algorithm not in this build's table: pricing its communication refuses it.
+  const algorithms::AlgorithmRow* row = algorithms::algorithm_table().lookup(e.algo);
+  if (row == nullptr) return false;
+  switch (row->overlap) {
+    case algorithms::Overlap::none:
+      return false;
+    case algorithms::Overlap::with_backward:
+      return e.bucketed;
+    case algorithms::Overlap::with_step:
+      return true;
+  }
+  return false;
 }
 
 double exposed_seconds(const Exchange& e, const Link& link, double computing, double backward) {
-  // A thread of its own communicates while the step computes: the link does not idle then.
-  const double all = communication_seconds(e, link, communicates_on_a_thread(e) ? 0 : computing);
-  if (!communicates_on_a_thread(e)) return all;
-  if (e.algo == "dense") {
-    Exchange last = e;
-    last.parameters = e.parameters / e.buckets;
-    last.buckets = 1;
-    return std::max(communication_seconds(last, link), all - backward);
+  if (!communicates_on_a_thread(e)) return communication_seconds(e, link, computing);
+  if (algorithms::find_algorithm(e.algo).overlap != algorithms::Overlap::with_backward) {
+    // A thread of its own communicates while the step computes: the link does not idle then.
+    return std::max(0.0, communication_seconds(e, link) - computing);
   }
-  return std::max(0.0, all - computing);
+  // Buckets during backward: what backward does not cover, but at least the last bucket, which
+  // goes after it. One bucket goes after backward alone, the link idle through the computation.
+  if (e.buckets <= 1) return communication_seconds(e, link, computing);
+  Exchange last = e;
+  last.parameters = e.parameters / e.buckets;
+  last.buckets = 1;
+  return std::max(communication_seconds(last, link), communication_seconds(e, link) - backward);
 }
 
 }  // namespace commsgd::report

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/catalog.hpp"
+
 namespace commsgd::report {
 
 // The time of one message by its size: α + β·bytes, and where a calibration measured sizes,
@@ -93,7 +95,8 @@ std::vector<std::pair<double, double>> follow_on_extra(
 // A link of α and β in both directions, measured at no size (--alpha and --beta, the papers').
 Link plain_link(double alpha, double beta);
 
-// What decides an iteration's communication.
+// What decides an iteration's communication. What the algorithm sends and on which thread is its
+// row's (algorithms/traffic.hpp); the rest is the run's.
 struct Exchange {
   std::string algo;         // --algo
   std::string aggregation;  // sparse family: allgather or gtopk
@@ -103,31 +106,46 @@ struct Exchange {
   double entries = 0;      // sparse family: entries each worker contributes (k, or achieved)
   double wire_bytes = 4;   // dense: bytes per entry on the wire (fp32 4, fp16/bf16 2)
   double buckets = 1;      // dense: allreduces per iteration
+  bool bucketed = false;   // dense: --bucket-mb > 0, the allreduces on the engine's thread
   int peers_per_iter = 1;  // sgp, osgp
   // gtopk: seconds of one merge of two sets of `entries` on these hosts, as a training step's
   // round makes it (commsgd-bench merge); 0 where it was not measured.
   double merge_seconds = 0;
 };
 
+// What `row` sends an iteration, with `aggregation` for a sparse row (its default where empty).
+// Throws std::invalid_argument naming the row when it states no traffic: the cost model has no
+// formula for it.
+algorithms::Traffic priced_traffic(const algorithms::AlgorithmRow& row,
+                                   std::string_view aggregation = {});
+
+// The traffic of the exchange's algorithm: priced_traffic of its row. Throws
+// std::invalid_argument for an algorithm that is not in this build's table or is not priced.
+algorithms::Traffic traffic_of(const Exchange& e);
+
 // Seconds one iteration spends communicating, all of it, after `idle_seconds` of computation;
-// each message priced by Transfers, which on a plain link is α + β·bytes, as written here:
-//   dense     one allreduce of w·d/buckets bytes per bucket, by the algorithm Open MPI 4.1 runs
-//             for that size and P (open_mpi_tuned.hpp; e.g. a ring: 2α(P−1) + 2(P−1)/P·w·d·β)
-//   allgather the sizes, ⌈log2 P⌉ messages of 8 bytes, then an allgatherv of 8k bytes a rank,
-//             by the algorithm Open MPI runs (e.g. Bruck's: α·⌈log2 P⌉ + (P−1)·8k·β)
-//   gtopk     (α + 8k·β + merge) per round: ⌊log2 P⌋ rounds; when P is not a power of two, a
-//             fold in (α + 8k·β + merge) and a fold out (α + 8k·β), one way each
-//   sgp/osgp  α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
-//   dpsgd     α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a ring)
-//   adpsgd    α + 4d·β each way, one pairwise average
+// each message priced by Transfers, which on a plain link is α + β·bytes, by the row's traffic:
+//   bucketed_allreduce  one allreduce of w·d/buckets bytes per bucket, by the algorithm Open MPI
+//                       4.1 runs for that size and P (open_mpi_tuned.hpp; e.g. a ring:
+//                       2α(P−1) + 2(P−1)/P·w·d·β)
+//   allgathered_sets    the sizes, ⌈log2 P⌉ messages of 8 bytes, then an allgatherv of 8k bytes
+//                       a rank, by the algorithm Open MPI runs (e.g. Bruck's: α·⌈log2 P⌉ +
+//                       (P−1)·8k·β)
+//   gtopk_rounds        (α + 8k·β + merge) per round: ⌊log2 P⌋ rounds; when P is not a power of
+//                       two, a fold in (α + 8k·β + merge) and a fold out (α + 8k·β), one way each
+//   push_to_peers       α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
+//   neighbour_average   α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a
+//                       ring)
+//   pairwise_average    α + 4d·β each way, one pairwise average
 double communication_seconds(const Exchange& e, const Link& link, double idle_seconds = 0);
 
 // The Open MPI algorithm that communication_seconds priced ("allreduce rabenseifner"), or ""
 // where the algorithm sends point to point itself.
 std::string priced_as(const Exchange& e);
 
-// Whether the algorithm communicates on a thread of its own, beside computation (dense with
-// buckets, osgp, adpsgd): then only part of the communication shows in the iteration time.
+// Whether the algorithm communicates on a thread of its own, beside computation (its row's
+// overlap: dense with buckets, osgp, adpsgd): then only part of the communication shows in the
+// iteration time, and the training thread's wait, not its communication, is what it waited for.
 bool communicates_on_a_thread(const Exchange& e);
 
 // Seconds of communication an iteration waits for, given `computing` seconds of everything

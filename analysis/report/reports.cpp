@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "algorithms/catalog.hpp"
 #include "analysis/report/configurations.hpp"
 
 namespace commsgd::report {
@@ -177,6 +178,13 @@ std::vector<const nlohmann::json*> configurations_of(const std::vector<Group>& g
 const std::vector<std::string> kShownOptions = {"model",    "dataset",     "device", "algo",
                                                 "selector", "aggregation", "density"};
 
+// `params`, then the baseline algorithm's name: the parameter of a query that orders its runs
+// first.
+std::vector<Value> with_baseline(std::vector<Value> params) {
+  params.emplace_back(std::string(algorithms::baseline_algorithm()));
+  return params;
+}
+
 std::size_t differences(const nlohmann::json& a, const nlohmann::json& b) {
   std::size_t n = 0;
   for (const auto& [key, value] : a.items()) n += !b.contains(key) || b[key] != value;
@@ -194,7 +202,7 @@ const Group* dense_baseline(const Group& row, const std::vector<Group>& groups,
   std::size_t nearest = 0;
   bool tie = false;
   for (const Group& d : groups) {
-    if ((*d.configuration)["algo"] != "dense" || d.runs == 0) continue;
+    if ((*d.configuration)["algo"] != algorithms::baseline_algorithm() || d.runs == 0) continue;
     bool same = true;
     for (const char* column : {"model", "dataset", "network", "device", "workers"}) {
       same = same && d.key[per_run.column(column)] == row.key[per_run.column(column)];
@@ -218,8 +226,8 @@ void sort_dense_first(Table& t, std::size_t key_end) {
   const std::size_t algo = t.column("algo");
   const auto order = [&](const Row& r) {
     Row key(r.begin(), r.begin() + static_cast<long>(algo));
-    const bool dense =
-        std::holds_alternative<std::string>(r[algo]) && std::get<std::string>(r[algo]) == "dense";
+    const bool dense = std::holds_alternative<std::string>(r[algo]) &&
+                       std::get<std::string>(r[algo]) == algorithms::baseline_algorithm();
     key.push_back(std::int64_t{dense ? 0 : 1});
     key.insert(key.end(), r.begin() + static_cast<long>(algo),
                r.begin() + static_cast<long>(key_end));
@@ -363,9 +371,9 @@ Table breakdown_report(const Connection& db, const std::vector<Filter>& filters,
     FROM run_summary s
     JOIN time_breakdown b ON b.run_id = s.run_id
     WHERE s.run_id {}
-    ORDER BY s.model, s.network, s.workers, s.algo <> 'dense', s.algo, s.created_at)sql",
+    ORDER BY s.model, s.network, s.workers, s.algo <> ?, s.algo, s.created_at)sql",
                               phases, runs.in),
-                  runs.params);
+                  with_baseline(runs.params));
 }
 
 Table convergence_report(const Connection& db, const std::vector<Filter>& filters) {

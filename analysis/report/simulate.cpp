@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "algorithms/catalog.hpp"
+#include "algorithms/sparse/aggregation.hpp"
 #include "analysis/report/papers.hpp"
 #include "analysis/report/reports.hpp"
 
@@ -22,7 +24,7 @@ struct MeasuredRun {
   std::string id, model, network;
   std::string overlapped_by;  // empty unless the run shared a host with another at the time
   Exchange exchange;
-  bool on_thread = false;  // as run: dense with buckets, osgp, adpsgd
+  bool on_thread = false;  // as run: communicates_on_a_thread
   double total = 0, communicate = 0, wait = 0, forward_backward = 0, select = 0;
   // The median over the steady windows of what exposed() averages: one window in which the
   // process was held up, at several times the others' time, moves a mean of latency-bound
@@ -72,10 +74,16 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
     const double bucket_bytes = as_double(row[8]) * (1 << 20);
     e.wire_bytes = text_of(row[9]) == "fp32" ? 4 : 2;
     e.buckets = bucket_bytes > 0 ? std::ceil(4 * e.parameters / bucket_bytes) : 1;
+    e.bucketed = bucket_bytes > 0;
     e.peers_per_iter = static_cast<int>(as_double(row[10]));
     e.entries = as_double(row[11]) * e.parameters;
-    if (e.aggregation == "gtopk" && merge) e.merge_seconds = merge->seconds(e.entries);
-    m.on_thread = e.algo == "osgp" || e.algo == "adpsgd" || (e.algo == "dense" && bucket_bytes > 0);
+    const algorithms::AggregationRow* aggregation =
+        algorithms::aggregation_table().lookup(e.aggregation);
+    if (aggregation != nullptr && aggregation->traffic == algorithms::Traffic::gtopk_rounds &&
+        merge) {
+      e.merge_seconds = merge->seconds(e.entries);
+    }
+    m.on_thread = communicates_on_a_thread(e);
     m.total = as_double(row[12]);
     m.communicate = as_double(row[13]);
     m.wait = as_double(row[14]);
@@ -138,7 +146,7 @@ std::map<std::string, ModelProfile> profiles(const std::vector<MeasuredRun>& run
         computing.push_back(m->not_communicating());
       }
       profile.algorithms[algo] = {*members.back(), mean(selects), static_cast<int>(members.size())};
-      if (algo == "dense") profile.computing = mean(computing);
+      if (algo == algorithms::baseline_algorithm()) profile.computing = mean(computing);
     }
   }
   return out;
@@ -183,7 +191,9 @@ std::string missing_for(const std::string& model, const std::string& algo,
   const bool runs = profile != nullptr && profile->algorithms.contains(algo);
   if (runs && computing) return "";
   // Dense's runs give its computation too.
-  if (algo == "dense") return fmt::format("no dense runs of {} selected", model);
+  if (algo == algorithms::baseline_algorithm()) {
+    return fmt::format("no dense runs of {} selected", model);
+  }
   if (!runs && !computing) return fmt::format("no {} and dense runs of {} selected", algo, model);
   if (!runs) return fmt::format("no {} runs of {} selected", algo, model);
   return fmt::format("no dense runs of {} selected for its computation (or --compute-ms {}=MS)",

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "algorithms/catalog.hpp"
+#include "algorithms/sparse/aggregation.hpp"
 #include "analysis/report/cost_model.hpp"
 #include "analysis/report/open_mpi_tuned.hpp"
 
@@ -78,12 +82,66 @@ TEST(CostModel, OnlyWhatOutlastsTheOverlappedComputationIsExposed) {
   // Dense with buckets: what backward does not cover, but at least the last bucket.
   Exchange dense = exchange("dense", "", 4);
   dense.buckets = 4;
+  dense.bucketed = true;
   const double all = communication_seconds(dense, kLink);
   EXPECT_DOUBLE_EQ(exposed_seconds(dense, kLink, 1.0, all / 2), all / 2);
   Exchange last = dense;
   last.buckets = 1;
   last.parameters = 250;
   EXPECT_DOUBLE_EQ(exposed_seconds(dense, kLink, 1.0, 1.0), communication_seconds(last, kLink));
+  // One bucket goes on the engine after backward: all of it is exposed, though on a thread (where
+  // a run records it: its wait, not its communication).
+  Exchange one = exchange("dense", "", 4);
+  one.bucketed = true;
+  EXPECT_TRUE(communicates_on_a_thread(one));
+  EXPECT_FALSE(communicates_on_a_thread(exchange("dense", "", 4)));
+  EXPECT_DOUBLE_EQ(exposed_seconds(one, kLink, 1.0, 0.5), communication_seconds(one, kLink));
+}
+
+// What the cost model says of each row of `table` it cannot price (each sparse row with every
+// aggregation), one line each: empty when it prices them all.
+std::string unpriced(const algorithms::ExtensionTable<algorithms::AlgorithmRow>& table) {
+  std::string refusals;
+  for (const algorithms::AlgorithmRow& row : table) {
+    std::vector<std::string> aggregations = {""};
+    if (row.family == algorithms::Family::sparse) {
+      aggregations = algorithms::aggregation_table().names();
+    }
+    for (const std::string& aggregation : aggregations) {
+      try {
+        priced_traffic(row, aggregation);
+      } catch (const std::invalid_argument& e) {
+        refusals += std::string(e.what()) + "\n";
+      }
+    }
+  }
+  return refusals;
+}
+
+// The cost model prices an algorithm by its row: each row of the build states what it sends,
+// and each is priced above zero at P = 4.
+TEST(CostModel, EveryAlgorithmRowIsPriced) {
+  EXPECT_EQ(unpriced(algorithms::algorithm_table()), "");
+  for (const algorithms::AlgorithmRow& row : algorithms::algorithm_table()) {
+    const std::string aggregation(row.aggregation);
+    EXPECT_GT(communication_seconds(exchange(std::string(row.name), aggregation, 4), kLink), 0)
+        << row.name;
+  }
+}
+
+// A row that states no traffic trains, but the cost model names it rather than price it as free:
+// the test above fails for a table with such a row.
+TEST(CostModel, ARowThatStatesNoTrafficIsNamed) {
+  algorithms::ExtensionTable<algorithms::AlgorithmRow> table("--algo", "algorithm", {});
+  for (const algorithms::AlgorithmRow& row : algorithms::algorithm_table()) table.add(row);
+  algorithms::AlgorithmRow silent = algorithms::find_algorithm("sgp");
+  silent.name = "silent-sgp";
+  silent.traffic = algorithms::Traffic::unstated;
+  table.add(silent);
+  EXPECT_EQ(unpriced(table),
+            "cost model: no formula for --algo silent-sgp: its row states no traffic "
+            "(AlgorithmRow::traffic)\n");
+  EXPECT_THROW(communication_seconds(exchange("silent-sgp", "", 4), kLink), std::invalid_argument);
 }
 
 // The fixed decision rules of Open MPI 4.1.4's coll/tuned (coll_tuned_decision_fixed.c), at the
