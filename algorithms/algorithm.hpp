@@ -128,6 +128,16 @@ class Algorithm {
   virtual void load_state(StateReader& in) = 0;
 };
 
+// How a rank mixes with its peers of a round (--gossip-mixing): symmetric, with neighbours that
+// are both in- and out-peers (Lian et al.'s papers), or directed, sending to the out-peers and
+// averaging with what the in-peers sent (the SGP code's gossiper.py).
+enum class GossipMixing { symmetric, directed };
+
+// How osgp overlaps its exchanges with training (--osgp-overlap): the SGP paper's bounded
+// staleness (an exchange every iteration, at most τ unfinished), or the SGP code's one exchange
+// in flight, waited for after s steps without it.
+enum class OsgpOverlap { bounded_staleness, one_in_flight };
+
 struct AlgorithmConfig {
   std::string algo = "dense";
   // Dense: gradient buckets of this size allreduced during backward (0: the whole gradient after
@@ -152,14 +162,10 @@ struct AlgorithmConfig {
   // bipartite-exponential).
   std::string topology;
   int peers_per_iter = 1;
-  // dpsgd: average with the peers of a symmetric topology, or send to the out-peers and average
-  // with what the in-peers sent (the SGP code's D-PSGD).
-  bool directed_mixing = false;
+  GossipMixing mixing = GossipMixing::symmetric;  // dpsgd, adpsgd
+  OsgpOverlap osgp_overlap = OsgpOverlap::bounded_staleness;
   int max_staleness = 1;  // osgp, bounded staleness: iterations a rank may run ahead of arrivals
-  // osgp: the SGP code's overlap instead, one exchange in flight, waited for after synch_freq
-  // steps without it.
-  bool one_in_flight = false;
-  int synch_freq = 0;
+  int synch_freq = 0;     // osgp, one in flight: steps without the exchange before waiting for it
 };
 
 }  // namespace commsgd::algorithms

@@ -35,24 +35,17 @@ std::unique_ptr<Algorithm> make_sgp(const AlgorithmConfig& c, comm::Communicator
 }
 
 std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return c.one_in_flight
-             ? std::make_unique<Osgp>(comm, topology_of(c, comm), Osgp::Overlap::one_in_flight,
-                                      c.synch_freq)
-             : std::make_unique<Osgp>(comm, topology_of(c, comm), Osgp::Overlap::bounded_staleness,
-                                      c.max_staleness);
+  const int limit = c.osgp_overlap == OsgpOverlap::one_in_flight ? c.synch_freq : c.max_staleness;
+  return std::make_unique<Osgp>(comm, topology_of(c, comm), c.osgp_overlap, limit);
 }
 
 std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Dpsgd>(
-      comm, topology_of(c, comm),
-      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric,
-      c.barrier_before_communicate);
+  return std::make_unique<Dpsgd>(comm, topology_of(c, comm), c.mixing,
+                                 c.barrier_before_communicate);
 }
 
 std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Adpsgd>(
-      comm, topology_of(c, comm),
-      c.directed_mixing ? GossipMixing::directed : GossipMixing::symmetric);
+  return std::make_unique<Adpsgd>(comm, topology_of(c, comm), c.mixing);
 }
 
 ExtensionTable<AlgorithmRow>& rows() {
@@ -222,13 +215,13 @@ std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
   if (row.family != Family::gossip && !config.topology.empty()) {
     refuse({"--topology"}, "--topology", family_text(Family::gossip));
   }
-  if (config.directed_mixing && !row.takes_directed_mixing) {
+  const bool one_in_flight = config.osgp_overlap == OsgpOverlap::one_in_flight;
+  if (config.mixing == GossipMixing::directed && !row.takes_directed_mixing) {
     refuse({"--gossip-mixing"}, "--gossip-mixing directed",
            rows_taking(&AlgorithmRow::takes_directed_mixing));
   }
-  if ((config.one_in_flight || config.synch_freq != 0) && !row.takes_overlap) {
-    refuse(those_set({{"--osgp-overlap", config.one_in_flight},
-                      {"--synch-freq", config.synch_freq != 0}}),
+  if ((one_in_flight || config.synch_freq != 0) && !row.takes_overlap) {
+    refuse(those_set({{"--osgp-overlap", one_in_flight}, {"--synch-freq", config.synch_freq != 0}}),
            "--osgp-overlap one-in-flight and --synch-freq",
            rows_taking(&AlgorithmRow::takes_overlap));
   }
@@ -262,7 +255,7 @@ AlgorithmConfig resolve(AlgorithmConfig config) {
   if (const std::vector<OptionNotTaken> not_taken = options_not_taken(config); !not_taken.empty()) {
     throw std::invalid_argument(not_taken.front().reason);
   }
-  if (config.synch_freq != 0 && !config.one_in_flight) {
+  if (config.synch_freq != 0 && config.osgp_overlap != OsgpOverlap::one_in_flight) {
     throw std::invalid_argument("--synch-freq applies to --osgp-overlap one-in-flight");
   }
   if (row.family == Family::sparse) {

@@ -412,17 +412,13 @@ void declare_gossip_options(Declarations& d) {
            "Lian et al.) or directed (send to the out-peers, average with what the in-peers "
            "sent: the SGP code's D-PSGD and AD-PSGD, with --topology "
            "bipartite-exponential-two-sided)")
-      .into([](const Options& o, algorithms::AlgorithmConfig& c) {
-        c.directed_mixing = o.gossip_mixing == algorithms::GossipMixing::directed;
-      })
+      .into(&algorithms::AlgorithmConfig::mixing)
       ->group(gossip);
   d.choice("--osgp-overlap", &Options::osgp_overlap, kOsgpOverlaps,
            "osgp: bounded-staleness (an exchange every iteration, at most --max-staleness of "
            "them unfinished: the SGP paper's) or one-in-flight (a new exchange once the last "
            "has been absorbed, waited for after --synch-freq steps: the SGP code's)")
-      .into([](const Options& o, algorithms::AlgorithmConfig& c) {
-        c.one_in_flight = o.osgp_overlap == OsgpOverlap::one_in_flight;
-      })
+      .into(&algorithms::AlgorithmConfig::osgp_overlap)
       ->group(gossip);
   d.value("--max-staleness", &Options::max_staleness,
           "osgp, bounded-staleness: iterations a worker may run ahead of its gossip "

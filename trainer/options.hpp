@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
-#include "algorithms/gossip/gossip.hpp"
 #include "trainer/choices.hpp"
 #include "trainer/comm_timeout.hpp"
 #include "trainer/data/dataset.hpp"
@@ -60,10 +59,9 @@ inline constexpr std::array<Choice<algorithms::GossipMixing>, 2> kGossipMixings 
      {"directed", algorithms::GossipMixing::directed}}};
 
 // --osgp-overlap: the SGP paper's bounded staleness, or the SGP code's one exchange in flight.
-enum class OsgpOverlap { bounded_staleness, one_in_flight };
-inline constexpr std::array<Choice<OsgpOverlap>, 2> kOsgpOverlaps = {
-    {{"bounded-staleness", OsgpOverlap::bounded_staleness},
-     {"one-in-flight", OsgpOverlap::one_in_flight}}};
+inline constexpr std::array<Choice<algorithms::OsgpOverlap>, 2> kOsgpOverlaps = {
+    {{"bounded-staleness", algorithms::OsgpOverlap::bounded_staleness},
+     {"one-in-flight", algorithms::OsgpOverlap::one_in_flight}}};
 
 // Bad input from the person at the keyboard (a flag, a config file, a path): reported as one line,
 // exit code 2, before any rank starts training.
@@ -111,7 +109,7 @@ struct Options {
   int peers_per_iter = 1;
   algorithms::GossipMixing gossip_mixing = algorithms::GossipMixing::symmetric;
   int max_staleness = 1;
-  OsgpOverlap osgp_overlap = OsgpOverlap::bounded_staleness;
+  algorithms::OsgpOverlap osgp_overlap = algorithms::OsgpOverlap::bounded_staleness;
   int synch_freq = 0;
   CommTimeout comm_timeout;
   // Model

@@ -38,11 +38,6 @@ void exchange_in_slices(comm::Communicator& comm, Buffer<const float> message,
                         kernels::ops::Storage<float>& scratch, const SliceArrived& arrived,
                         RoundHead head = {}, std::size_t slice = kSliceFloats);
 
-// How a rank mixes with its peers of a round (--gossip-mixing): symmetric, with neighbours that
-// are both in- and out-peers (Lian et al.'s papers), or directed, sending to the out-peers and
-// averaging with what the in-peers sent (the SGP code's gossiper.py).
-enum class GossipMixing { symmetric, directed };
-
 // What the gossip algorithms share: no gradient synchronization (each rank steps on its own
 // gradient), mixing of parameters after the step, and evaluation of the consensus average.
 class Gossip : public Algorithm {

@@ -8,7 +8,8 @@
 
 namespace commsgd::algorithms {
 
-Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit)
+Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, OsgpOverlap overlap,
+           int limit)
     : Gossip(comm, std::move(topology)),
       overlap_(overlap),
       limit_(limit),
@@ -132,7 +133,7 @@ void Osgp::before_step(Buffer<float> params) {
 
 void Osgp::after_step(Buffer<float> x) {
   stats_.entries_offered += x.size();
-  if (overlap_ == Overlap::one_in_flight) {
+  if (overlap_ == OsgpOverlap::one_in_flight) {
     if (ready_for_next_exchange(x)) start_exchange(x);
   } else {
     start_exchange(x);

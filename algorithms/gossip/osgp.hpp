@@ -41,9 +41,9 @@ namespace commsgd::algorithms {
 // the exchanges once completed.
 class Osgp final : public Gossip {
  public:
-  enum class Overlap { bounded_staleness, one_in_flight };
   // limit: τ for bounded staleness, s for one in flight.
-  Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, Overlap overlap, int limit);
+  Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, OsgpOverlap overlap,
+       int limit);
   ~Osgp() override;
 
   bool works_in(kernels::Memory) const override { return true; }
@@ -98,7 +98,7 @@ class Osgp final : public Gossip {
   // due), absorbing the last one if it has landed.
   bool ready_for_next_exchange(Buffer<float> x);
 
-  const Overlap overlap_;
+  const OsgpOverlap overlap_;
   const int limit_;
   PushSum push_sum_;
   // Made before the buffers below, some of which live on its stream.

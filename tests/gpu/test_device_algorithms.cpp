@@ -163,8 +163,8 @@ std::vector<float> run_adpsgd(comm::Communicator& comm, bool directed, long iter
                               kernels::Place place) {
   AlgorithmConfig config;
   config.algo = "adpsgd";
-  config.directed_mixing = directed;
-  config.topology = config.directed_mixing ? "bipartite-exponential-two-sided" : "";
+  config.mixing = directed ? GossipMixing::directed : GossipMixing::symmetric;
+  config.topology = directed ? "bipartite-exponential-two-sided" : "";
   const std::unique_ptr<Algorithm> adpsgd = make_algorithm(config, comm);
   EXPECT_TRUE(adpsgd->works_in(place.memory));
   kernels::ops::Storage<float> params;

@@ -96,7 +96,7 @@ TEST(GossipMpi, OsgpAveragesToTheMeanAndConservesWeightOnceFlushed) {
   const std::vector<double> mean = true_mean(comm);
   std::vector<float> params = random_model(comm.rank());
   for (const int staleness : {0, 1, 3}) {
-    Osgp osgp(comm, make_topology("exponential", comm.size(), 1), Osgp::Overlap::bounded_staleness,
+    Osgp osgp(comm, make_topology("exponential", comm.size(), 1), OsgpOverlap::bounded_staleness,
               staleness);
     std::vector<float> model = params;
     // Staleness slows mixing: more rounds until the ranks agree to float precision.
@@ -115,7 +115,7 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
   const std::vector<double> mean = true_mean(comm);
   for (const int synch_freq : {0, 2, 5}) {
     Osgp osgp(comm, make_topology("exponential-two-sided", comm.size(), 1),
-              Osgp::Overlap::one_in_flight, synch_freq);
+              OsgpOverlap::one_in_flight, synch_freq);
     std::vector<float> model = random_model(comm.rank());
     consensus_after(osgp, model, 600, mean, comm);
     EXPECT_EQ(osgp.most_in_flight(), 1u) << "synch_freq " << synch_freq;
@@ -124,7 +124,7 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
     EXPECT_NEAR(total, comm.size(), 1e-5 * comm.size()) << "synch_freq " << synch_freq;
   }
   // Bounded staleness τ starts one every step: up to τ + 1 of them may be unfinished.
-  Osgp bounded(comm, make_topology("exponential", comm.size(), 1), Osgp::Overlap::bounded_staleness,
+  Osgp bounded(comm, make_topology("exponential", comm.size(), 1), OsgpOverlap::bounded_staleness,
                3);
   std::vector<float> model = random_model(comm.rank());
   for (int t = 0; t < 50; ++t) mixing_step(bounded, model);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainer/options.hpp"
@@ -90,16 +91,43 @@ TEST(Options, SparseAlgorithmsGetTheirSelectorAndAggregation) {
   EXPECT_TRUE(algorithm_config(parse({"--algo", "dense"})).selector.empty());
 }
 
-// algorithm_config reads what each declaration says it sets: as it is, or converted.
+// Converts to anything: brace-initializing an aggregate with N of them compiles while N is at
+// most its number of fields.
+struct AnyField {
+  template <class T>
+  operator T() const;
+};
+template <class T, std::size_t... I>
+constexpr bool initializable_with(std::index_sequence<I...>) {
+  return requires {
+    T{(static_cast<void>(I), AnyField{})...};
+  };
+}
+template <class T, std::size_t N = 0>
+constexpr std::size_t field_count() {
+  if constexpr (initializable_with<T>(std::make_index_sequence<N + 1>{})) {
+    return field_count<T, N + 1>();
+  } else {
+    return N;
+  }
+}
+
+// algorithm_config reads what each declaration says it sets: as it is, or converted. Every field
+// of AlgorithmConfig is set below, away from its default, by an option: a field that no option
+// feeds would keep its default silently.
 TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
-  const auto sparse = algorithm_config(
-      parse({"--algo", "gtopk", "--density", "0.01", "--density-schedule", "0:0.04", "--selector",
-             "dgc", "--no-error-feedback", "--seed", "7", "--grad-stats-every", "3",
-             "--norm-study-every", "5", "--barrier-before-communicate"}));
+  EXPECT_EQ(field_count<algorithms::AlgorithmConfig>(), 18u)
+      << "AlgorithmConfig's fields changed: a new field needs a declaration .into() it "
+         "(trainer/options.cpp) and a check here";
+  const auto sparse = algorithm_config(parse(
+      {"--algo", "gtopk", "--density", "0.01", "--density-schedule", "0:0.04", "--selector", "dgc",
+       "--aggregation", "allgather", "--no-error-feedback", "--seed", "7", "--grad-stats-every",
+       "3", "--norm-study-every", "5", "--barrier-before-communicate"}));
   EXPECT_EQ(sparse.algo, "gtopk");
   EXPECT_EQ(sparse.density, 0.01);
   EXPECT_EQ(sparse.density_schedule, "0:0.04");
   EXPECT_EQ(sparse.selector, "dgc");
+  EXPECT_EQ(sparse.aggregation, "allgather");
   EXPECT_FALSE(sparse.error_feedback);
   EXPECT_EQ(sparse.seed, 7u);
   EXPECT_EQ(sparse.grad_stats_every, 3);
@@ -113,13 +141,13 @@ TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
   const auto osgp =
       algorithm_config(parse({"--algo", "osgp", "--osgp-overlap", "one-in-flight", "--synch-freq",
                               "3", "--peers-per-iter", "2", "--topology", "exponential"}));
-  EXPECT_TRUE(osgp.one_in_flight);
+  EXPECT_EQ(osgp.osgp_overlap, algorithms::OsgpOverlap::one_in_flight);
   EXPECT_EQ(osgp.synch_freq, 3);
   EXPECT_EQ(osgp.peers_per_iter, 2);
   EXPECT_EQ(osgp.topology, "exponential");
   EXPECT_EQ(algorithm_config(parse({"--algo", "osgp", "--max-staleness", "4"})).max_staleness, 4);
-  EXPECT_TRUE(
-      algorithm_config(parse({"--algo", "dpsgd", "--gossip-mixing", "directed"})).directed_mixing);
+  EXPECT_EQ(algorithm_config(parse({"--algo", "dpsgd", "--gossip-mixing", "directed"})).mixing,
+            algorithms::GossipMixing::directed);
 }
 
 // A config file may hold the options of several algorithms (a paper's config runs each algorithm
@@ -145,7 +173,7 @@ TEST(Options, AConfigFileLeavesOutWhatTheAlgorithmDoesNotTake) {
   EXPECT_EQ(dense.selector, "");
   EXPECT_EQ(dense.grad_stats_every, 0);
   EXPECT_EQ(dense.gossip_mixing, algorithms::GossipMixing::symmetric);
-  EXPECT_EQ(dense.osgp_overlap, OsgpOverlap::bounded_staleness);
+  EXPECT_EQ(dense.osgp_overlap, algorithms::OsgpOverlap::bounded_staleness);
   EXPECT_EQ(dense.synch_freq, 0);
   EXPECT_EQ(dense.wire_dtype, comm::DataType::f16);  // dense's own
   EXPECT_DOUBLE_EQ(dense.lr, 0.2);
@@ -162,7 +190,7 @@ TEST(Options, AConfigFileLeavesOutWhatTheAlgorithmDoesNotTake) {
   const Options osgp = parse({"--config", cfg.string(), "--algo", "osgp"});
   EXPECT_EQ(left_out(osgp), (Keys{"gossip_mixing", "grad_stats_every", "selector", "wire_dtype"}));
   EXPECT_EQ(osgp.topology, "ring");
-  EXPECT_EQ(osgp.osgp_overlap, OsgpOverlap::one_in_flight);
+  EXPECT_EQ(osgp.osgp_overlap, algorithms::OsgpOverlap::one_in_flight);
   EXPECT_EQ(osgp.synch_freq, 2);
 
   const Options dpsgd = parse({"--config", cfg.string(), "--algo", "dpsgd"});
