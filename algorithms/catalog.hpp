@@ -47,7 +47,7 @@ ExtensionTable<AlgorithmRow>& algorithm_table();
 // Throws std::invalid_argument when the name is taken or the row has no factory.
 void add_algorithm(const AlgorithmRow& row);
 
-// Throws std::invalid_argument ("--algo: unknown algorithm 'x' (dense, ...)") for a name not in
+// Throws UnknownName ("--algo: unknown algorithm 'x' (dense, ...)") for a name not in
 // the table.
 const AlgorithmRow& find_algorithm(std::string_view name);
 
@@ -59,7 +59,7 @@ std::string algorithm_list(Family family);                // "topk, gtopk, gauss
 std::string_view baseline_algorithm();
 
 // What an iteration of `row` sends, with a sparse row's taken from its aggregation's row
-// (`aggregation`, or the row's default where empty). Throws std::invalid_argument for an unknown
+// (`aggregation`, or the row's default where empty). Throws UnknownName for an unknown
 // aggregation.
 Traffic traffic_of(const AlgorithmRow& row, std::string_view aggregation = {});
 

@@ -10,6 +10,16 @@
 
 namespace commsgd::algorithms {
 
+// A name that is not in a table, for any table: "--selector: unknown selector 'x' (exact,
+// gaussian or ...)", the option, the kind of row and the choices.
+class UnknownName : public std::invalid_argument {
+ public:
+  UnknownName(const std::string& option, const std::string& kind, std::string_view name,
+              const std::string& choices)
+      : std::invalid_argument(option + ": unknown " + kind + " '" + std::string(name) + "' (" +
+                              choices + ")") {}
+};
+
 // The one way an extension point lists its choices (algorithms, selectors, aggregations, data
 // sets, models): a table of rows, each with at least a `name` (the option's value), a `summary`
 // (one line for --help) and, where the table builds what it names, a factory `make`. The option's
@@ -66,11 +76,10 @@ class ExtensionTable {
     }
     return nullptr;
   }
-  // Throws std::invalid_argument: "--selector: unknown selector 'x' (exact, gaussian or ...)".
+  // Throws UnknownName for a name of no row.
   const Row& find(std::string_view name) const {
     if (const Row* row = lookup(name)) return *row;
-    throw std::invalid_argument(option_ + ": unknown " + kind_ + " '" + std::string(name) + "' (" +
-                                choices() + ")");
+    throw UnknownName(option_, kind_, name, choices());
   }
 
   // Throws std::invalid_argument when the name is empty or taken, or a row of a table whose rows

@@ -31,9 +31,7 @@ const algorithms::ExtensionTable<ModelRow>& model_table() {
 }
 
 const ModelRow& find_model(std::string_view name) {
-  if (const ModelRow* row = model_table().lookup(name)) return *row;
-  throw UsageError("--model: unknown model '" + std::string(name) + "' (" +
-                   model_table().choices() + ")");
+  return model_table().find(name);
 }
 
 }  // namespace commsgd::trainer

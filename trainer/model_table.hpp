@@ -27,7 +27,7 @@ struct ModelRow {
 };
 
 const algorithms::ExtensionTable<ModelRow>& model_table();
-// Throws UsageError ("--model: unknown model 'x'") for a name not in the table.
+// Throws algorithms::UnknownName ("--model: unknown model 'x' (...)") for a name not in the table.
 const ModelRow& find_model(std::string_view name);
 
 }  // namespace commsgd::trainer

@@ -924,6 +924,20 @@ algorithms::AlgorithmConfig algorithm_config(const Options& o) {
   }
 }
 
+namespace {
+
+// The row `name` names; an unknown name is bad input.
+template <class Row>
+const Row& named_row(const algorithms::ExtensionTable<Row>& table, std::string_view name) {
+  try {
+    return table.find(name);
+  } catch (const algorithms::UnknownName& e) {
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace
+
 double warmup_start_fraction(const Options& o, int workers) {
   return o.warmup_start == WarmupStart::lr_over_workers ? 1.0 / workers : 0.0;
 }
@@ -936,7 +950,7 @@ void validate(const Options& o) {
   if (o.bucket_mb > 0 && o.bucket_mb * (1 << 20) < sizeof(float)) {
     throw UsageError("--bucket-mb must be 0 or hold at least one float (4 bytes)");
   }
-  const data::DatasetRow& dataset = data::dataset_table().find(o.dataset);
+  const data::DatasetRow& dataset = named_row(data::dataset_table(), o.dataset);
   if (dataset.from_path && o.data_path.empty()) {
     throw UsageError("--data-path is required with --dataset " + o.dataset);
   }
@@ -948,7 +962,7 @@ void validate(const Options& o) {
     throw UsageError("--crop-fill black applies to --dataset " +
                      data::datasets_taking("--crop-fill") + " only");
   }
-  const ModelRow& model = find_model(o.model);
+  const ModelRow& model = named_row(model_table(), o.model);
   const bool language_model = model.input == ModelInput::tokens;
   if (o.eval_reset_state && !language_model) {
     throw UsageError("--eval-reset-state applies to --model lstm only");

@@ -76,10 +76,17 @@ TEST(ExtensionTable, EveryDataSetAndModelRowIsNamedAndExplained) {
   try {
     data::load_dataset(options);
     ADD_FAILURE() << "no error";
-  } catch (const data::DataError& e) {
+  } catch (const algorithms::UnknownName& e) {
     EXPECT_STREQ(e.what(),
-                 "dataset: unknown kind 'imagenet' (expected cifar10, mnist, csv, synthetic, "
+                 "--dataset: unknown data set 'imagenet' (cifar10, mnist, csv, synthetic, "
                  "image-folder or ptb)");
+  }
+  try {
+    trainer::find_model("vgg19");
+    ADD_FAILURE() << "no error";
+  } catch (const algorithms::UnknownName& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--model: unknown model 'vgg19' (mlp, ", 0), 0u)
+        << e.what();
   }
 }
 

@@ -122,9 +122,7 @@ std::string datasets_taking(std::string_view option) {
 }
 
 Dataset load_dataset(const DatasetOptions& options) {
-  if (const DatasetRow* row = dataset_table().lookup(options.kind)) return row->make(options);
-  throw DataError("dataset: unknown kind '" + options.kind + "' (expected " +
-                  dataset_table().choices() + ")");
+  return dataset_table().find(options.kind).make(options);
 }
 
 }  // namespace commsgd::data

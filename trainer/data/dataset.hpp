@@ -122,7 +122,8 @@ bool takes_option(const DatasetRow& row, std::string_view option);
 // The data sets that take `option`, "a or b", for the error that says where it applies.
 std::string datasets_taking(std::string_view option);
 
-// The data set of options.kind; throws DataError for a kind not in the table.
+// The data set of options.kind; throws algorithms::UnknownName for a kind not in the table, and
+// DataError for a problem with its files.
 Dataset load_dataset(const DatasetOptions& options);
 
 }  // namespace commsgd::data
