@@ -9,7 +9,7 @@ packages=(
   libopenmpi-dev openmpi-bin               # MPI, with PMIx and Slurm support
   libcli11-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev zlib1g-dev
   libtomlplusplus-dev                      # commsgd-sweep reads sweep configs
-  libjpeg62-turbo-dev                      # ImageNet JPEG folders (trainer/data/image_folder)
+  libjpeg62-turbo-dev                      # ImageNet JPEG folders (trainer/data/jpeg_decode)
   googletest libgtest-dev
   python3-sklearn                          # ships the digits data set used by the tests
   dataset-fashion-mnist                    # the reduced-scale experiments' data (results/)

@@ -1,6 +1,7 @@
 // ImageNet-style JPEG folders (root/<class>/<image>.JPEG) decoded on the fly:
-// indexing, libjpeg decoding, torchvision-style train/validation transforms and
-// a multi-threaded prefetching batch loader. Unlike the in-memory data sets of
+// the index (image_folder_index.hpp), JPEG decoding (jpeg_decode.hpp) and the
+// torchvision-style transforms (image_transforms.hpp) combined per sample, and a
+// multi-threaded prefetching batch loader. Unlike the in-memory data sets of
 // dataset.hpp, ImageNet does not fit in memory as floats, so images are decoded
 // per batch. Independent of LibTorch, like the rest of trainer/data.
 #pragma once
@@ -18,26 +19,11 @@
 #include <vector>
 
 #include "trainer/data/dataset.hpp"
+#include "trainer/data/image_folder_index.hpp"
+#include "trainer/data/image_transforms.hpp"
+#include "trainer/data/jpeg_decode.hpp"
 
 namespace commsgd::data {
-
-// Classes are the subdirectories of root in lexicographic (byte) order, as in
-// torchvision's ImageFolder; their files ending in .jpg or .jpeg (any case)
-// are the samples, sorted by name so the index is the same on every rank.
-// Other files are ignored. Throws DataError ("image-folder: <path>: <problem>")
-// if root is not a directory, has no subdirectories, or a subdirectory holds
-// no JPEG file.
-ImageFolder index_image_folder(const std::filesystem::path& root);
-
-struct Image {
-  int width = 0, height = 0;
-  std::vector<std::uint8_t> rgb;  // height * width * 3, row-major, interleaved R,G,B
-};
-
-// Decodes a baseline or progressive JPEG (RGB, grayscale or CMYK) at full size.
-// Throws DataError naming the file if it cannot be read, is not a JPEG, is
-// truncated or corrupt, or has an unsupported colour space.
-Image decode_jpeg(const std::filesystem::path& path);
 
 enum class ImageMode {
   // RandomResizedCrop (scale 0.08..1, ratio 3/4..4/3) + horizontal flip, p = 1/2.
@@ -51,18 +37,13 @@ struct ImageTransform {
   int output_size = 224;  // S
   ImageMode mode = ImageMode::train;
   // > 0: the whole image is first resized to squash_size x squash_size, its aspect ratio given
-  // up (squash() below), as the gTop-k and Gaussian-k code stored ImageNet in its HDF5 file; the
-  // crops are then taken from that square.
+  // up (squash() in image_transforms.hpp), as the gTop-k and Gaussian-k code stored ImageNet in its
+  // HDF5 file; the crops are then taken from that square.
   int squash_size = 0;
   // validation: 0.875 is torchvision's Resize(256) then CenterCrop(224); 1 keeps the whole
   // shorter side (the centre crop of an S x S image is all of it).
   double val_crop_fraction = 0.875;
 };
-
-// `image` resized to size x size whatever its aspect ratio: bicubic with a = -0.75, half-pixel
-// centres and the edge pixels repeated, rounded to 8 bits, as OpenCV's resize with INTER_CUBIC
-// (which, like this, does not low-pass a downscale).
-Image squash(const Image& image, int size);
 
 // Decodes `path` and writes its transformed S x S image to `out` (3 * S * S
 // floats, C,H,W), scaled to [0, 1] and normalized with the ImageNet mean and
