@@ -13,20 +13,21 @@ ExtensionTable<AggregationRow>& aggregation_table() {
   static ExtensionTable<AggregationRow> table(
       "--aggregation", "aggregation",
       {{"allgather", "the sum of every rank's selection (Top-k S-SGD)",
-        [](comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
+        [](const AlgorithmConfig&, comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
           return std::make_unique<AllgatherAggregation>(comm);
         },
         Traffic::allgathered_sets},
        {"gtopk", "the global top-k of the selections, by recursive doubling (gTop-k S-SGD)",
-        [](comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
+        [](const AlgorithmConfig&, comm::Communicator& comm) -> std::unique_ptr<Aggregation> {
           return std::make_unique<GtopkAggregation>(comm);
         },
         Traffic::gtopk_rounds}});
   return table;
 }
 
-std::unique_ptr<Aggregation> make_aggregation(const std::string& name, comm::Communicator& comm) {
-  return aggregation_table().find(name).make(comm);
+std::unique_ptr<Aggregation> make_aggregation(const AlgorithmConfig& config,
+                                              comm::Communicator& comm) {
+  return aggregation_table().find(config.aggregation).make(config, comm);
 }
 
 void pack(const kernels::SparseSet& set, std::vector<std::byte>& bytes) {

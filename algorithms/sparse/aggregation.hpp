@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/algorithm.hpp"
 #include "algorithms/comm/communicator.hpp"
 #include "algorithms/extension_table.hpp"
 #include "algorithms/traffic.hpp"
@@ -33,17 +34,20 @@ class Aggregation {
   virtual void write_update(kernels::Buffer<float> update) = 0;
 };
 
-// One row per --aggregation value: its name, one line for --help, its factory, and what it sends
-// (the traffic of every sparse algorithm row that uses it, for the cost model).
+// One row per --aggregation value: its name, one line for --help, its factory (given the resolved
+// configuration, for an aggregation's parameters of its own), and what it sends (the traffic of
+// every sparse algorithm row that uses it, for the cost model).
 struct AggregationRow {
   std::string_view name;
   std::string_view summary;
-  std::unique_ptr<Aggregation> (*make)(comm::Communicator& comm);
+  std::unique_ptr<Aggregation> (*make)(const AlgorithmConfig& config, comm::Communicator& comm);
   Traffic traffic = Traffic::unstated;
 };
 ExtensionTable<AggregationRow>& aggregation_table();
 
-std::unique_ptr<Aggregation> make_aggregation(const std::string& name, comm::Communicator& comm);
+// The aggregation config.aggregation names.
+std::unique_ptr<Aggregation> make_aggregation(const AlgorithmConfig& config,
+                                              comm::Communicator& comm);
 
 // The wire format of a sparse set: its values (float32) then its indices (uint32), 8 bytes an
 // entry, never float64 (the original code's messages were twice as large).

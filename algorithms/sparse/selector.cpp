@@ -137,54 +137,54 @@ ExtensionTable<SelectorRow>& selector_table() {
       "--selector", "selector",
       {
           {"exact", "the k largest |acc| (ties: smaller index)",
-           [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig&, int) -> std::unique_ptr<Selector> {
              return std::make_unique<KSelector<kernels::TopkSelector>>(SelectionKernel::exact);
            }},
           {"gaussian",
            "|acc| above |mean| + std·Φ⁻¹(1 − k/2d), refined up to 3 times (Gaussian-k paper)",
-           [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig&, int) -> std::unique_ptr<Selector> {
              return std::make_unique<GaussianSelector>();
            }},
           {"dgc", "|acc| above the k-th largest of a 1% strided sample, scaled (DGC paper)",
-           [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig&, int) -> std::unique_ptr<Selector> {
              return std::make_unique<KSelector<kernels::DgcSelector>>(SelectionKernel::dgc);
            }},
           {"random", "k indices drawn from a seed all ranks share, new every iteration",
-           [](std::uint64_t seed, int) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig& config, int) -> std::unique_ptr<Selector> {
              return std::make_unique<SeededSelector<kernels::RandomSelector>>(
-                 seed, SelectionKernel::random);
+                 config.seed, SelectionKernel::random);
            }},
           {"gaussian-gksgd",
            "Gaussian-k as the GaussianK-SGD code computes it: signed mean, unbiased std, 2 "
            "refinements",
-           [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig&, int) -> std::unique_ptr<Selector> {
              return std::make_unique<GksgdGaussianSelector>();
            }},
           {"dgc-gksgd",
            "the GaussianK-SGD code's DGC: random 1% sample, its k-th largest unscaled, top-k of "
            "the candidates",
-           [](std::uint64_t seed, int rank) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig& config, int rank) -> std::unique_ptr<Selector> {
              return std::make_unique<SeededSelector<kernels::GksgdDgcSelector>>(
-                 rank_seed(seed, rank));
+                 rank_seed(config.seed, rank));
            }},
           {"random-independent",
            "k random indices drawn by each rank on its own (the GaussianK-SGD code's randomk; "
            "with error feedback its randomkec)",
-           [](std::uint64_t seed, int rank) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig& config, int rank) -> std::unique_ptr<Selector> {
              return std::make_unique<SeededSelector<kernels::RandomSelector>>(
-                 rank_seed(seed, rank), SelectionKernel::random);
+                 rank_seed(config.seed, rank), SelectionKernel::random);
            }},
           {"redsync",
            "RedSync's threshold, bisected between mean and max of |acc| (GaussianK-SGD code)",
-           [](std::uint64_t, int) -> std::unique_ptr<Selector> {
+           [](const AlgorithmConfig&, int) -> std::unique_ptr<Selector> {
              return std::make_unique<KSelector<kernels::RedsyncSelector>>();
            }},
       });
   return table;
 }
 
-std::unique_ptr<Selector> make_selector(const std::string& name, std::uint64_t seed, int rank) {
-  return selector_table().find(name).make(seed, rank);
+std::unique_ptr<Selector> make_selector(const AlgorithmConfig& config, int rank) {
+  return selector_table().find(config.selector).make(config, rank);
 }
 
 }  // namespace commsgd::algorithms

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/algorithm.hpp"
 #include "algorithms/extension_table.hpp"
 #include "kernels/buffer.hpp"
 #include "kernels/sparse_set.hpp"
@@ -39,16 +40,18 @@ class Selector {
                                 std::uint64_t iteration, kernels::SparseSet& out);
 };
 
-// One row per --selector value: its name, one line for --help, and its factory. `seed` is
-// --seed, the same on every rank (the random selector draws the same indices everywhere);
-// `rank` lets a selector draw differently on each rank.
+// One row per --selector value: its name, one line for --help, and its factory. The factory gets
+// the resolved configuration, so that a selector with a parameter of its own reads it there
+// (`seed` is --seed, the same on every rank: the random selector draws the same indices
+// everywhere), and `rank`, to draw differently on each rank.
 struct SelectorRow {
   std::string_view name;
   std::string_view summary;
-  std::unique_ptr<Selector> (*make)(std::uint64_t seed, int rank);
+  std::unique_ptr<Selector> (*make)(const AlgorithmConfig& config, int rank);
 };
 ExtensionTable<SelectorRow>& selector_table();
 
-std::unique_ptr<Selector> make_selector(const std::string& name, std::uint64_t seed, int rank);
+// The selector config.selector names.
+std::unique_ptr<Selector> make_selector(const AlgorithmConfig& config, int rank);
 
 }  // namespace commsgd::algorithms

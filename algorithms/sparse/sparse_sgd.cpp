@@ -14,8 +14,8 @@ namespace commsgd::algorithms {
 
 SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
     : comm_(comm),
-      selector_(make_selector(config.selector, config.seed, comm.rank())),
-      aggregation_(make_aggregation(config.aggregation, comm)),
+      selector_(make_selector(config, comm.rank())),
+      aggregation_(make_aggregation(config, comm)),
       density_schedule_(parse_epoch_values(config.density_schedule)),
       density_(config.density),
       error_feedback_(config.error_feedback),

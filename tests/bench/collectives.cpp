@@ -79,7 +79,9 @@ void run(const Settings& s) {
   // The exchange alone, as the trainer's communicate_s; writing U densely is one pass over d
   // whichever the aggregation, measured once.
   for (const std::string name : {"allgather", "gtopk"}) {
-    auto aggregation = algorithms::make_aggregation(name, comm);
+    algorithms::AlgorithmConfig config;
+    config.aggregation = name;
+    auto aggregation = algorithms::make_aggregation(config, comm);
     results.emplace_back(
         name == "allgather" ? "topk_allgather" : "gtopk",
         measure(comm, s.repeats, [&] { aggregation->exchange(local, k, applied); }));

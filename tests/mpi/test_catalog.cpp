@@ -30,8 +30,8 @@ TEST(AlgorithmTable, EveryRowBuildsWithItsDefaults) {
     EXPECT_EQ(resolved.aggregation, row.aggregation) << row.name;
     EXPECT_EQ(resolved.topology, row.topology) << row.name;
     if (row.family == Family::sparse) {
-      EXPECT_NE(make_selector(resolved.selector, 1, 0), nullptr);
-      EXPECT_NE(make_aggregation(resolved.aggregation, comm), nullptr);
+      EXPECT_NE(make_selector(resolved, 0), nullptr);
+      EXPECT_NE(make_aggregation(resolved, comm), nullptr);
     }
     if (row.family == Family::gossip) {
       EXPECT_NE(make_topology(resolved.topology, comm.size(), 1), nullptr);
@@ -97,18 +97,25 @@ TEST(ExtensionTables, EveryRowOfTheAlgorithmsPartsBuilds) {
   comm::MpiCommunicator comm;
   for (const SelectorRow& row : selector_table()) {
     EXPECT_FALSE(row.summary.empty()) << row.name;
-    EXPECT_NE(make_selector(std::string(row.name), 7, comm.rank()), nullptr) << row.name;
+    AlgorithmConfig config;
+    config.selector = row.name;
+    config.seed = 7;
+    EXPECT_NE(make_selector(config, comm.rank()), nullptr) << row.name;
   }
   for (const AggregationRow& row : aggregation_table()) {
     EXPECT_FALSE(row.summary.empty()) << row.name;
-    EXPECT_NE(make_aggregation(std::string(row.name), comm), nullptr) << row.name;
+    AlgorithmConfig config;
+    config.aggregation = row.name;
+    EXPECT_NE(make_aggregation(config, comm), nullptr) << row.name;
   }
   for (const TopologyRow& row : topology_table()) {
     EXPECT_FALSE(row.summary.empty()) << row.name;
     EXPECT_NE(make_topology(std::string(row.name), comm.size(), 1), nullptr) << row.name;
   }
   try {
-    make_aggregation("allreduce", comm);
+    AlgorithmConfig config;
+    config.aggregation = "allreduce";
+    make_aggregation(config, comm);
     ADD_FAILURE() << "an unknown aggregation was made";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "--aggregation: unknown aggregation 'allreduce' (allgather or gtopk)");

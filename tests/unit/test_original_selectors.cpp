@@ -192,7 +192,10 @@ TEST(OriginalSelectors, RandomIndependentDiffersByRank) {
   const std::vector<float> acc = kernels::normal(10000, 0.0, 1.0, 5);
   const auto indices = [&](const std::string& name, int rank, std::uint64_t iteration) {
     kernels::SparseSet out;
-    make_selector(name, 42, rank)->select(acc, 100, 0.01, iteration, out);
+    AlgorithmConfig config;
+    config.selector = name;
+    config.seed = 42;
+    make_selector(config, rank)->select(acc, 100, 0.01, iteration, out);
     EXPECT_EQ(out.size(), 100u);
     return out.indices;
   };
@@ -207,7 +210,7 @@ TEST(OriginalSelectors, EveryTableRowSelects) {
   const std::vector<float> acc = kernels::normal(20000, 0.0, 1.0, 9);
   for (const SelectorRow& row : selector_table()) {
     kernels::SparseSet out;
-    row.make(1, 0)->select(acc, 20, 0.001, 0, out);
+    row.make(AlgorithmConfig{}, 0)->select(acc, 20, 0.001, 0, out);
     EXPECT_GT(out.size(), 0u) << row.name;
     EXPECT_TRUE(std::is_sorted(out.indices.begin(), out.indices.end())) << row.name;
   }
