@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -75,6 +76,16 @@ Dataset load_ptb_corpus(const DatasetOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// The options only some data sets take, by the data sets that take them.
+constexpr std::array<std::string_view, 1> kCifar10Options = {"--crop-fill"};
+constexpr std::array<std::string_view, 1> kCsvOptions = {"--csv-shape"};
+constexpr std::array<std::string_view, 4> kImageFolderOptions = {
+    "--image-size", "--image-squash", "--val-crop-fraction", "--loader-threads"};
+
+}  // namespace
+
 const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
   static const algorithms::ExtensionTable<DatasetRow> table(
       "--dataset", "data set",
@@ -82,14 +93,14 @@ const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
         .summary = "CIFAR-10's binary batches (--data-path: their directory)",
         .make = load_cifar10,
         .augmented_by_default = true,
-        .own_options = "--crop-fill"},
+        .own_options = kCifar10Options},
        {.name = "mnist",
         .summary = "MNIST or Fashion-MNIST IDX files (--data-path: their directory)",
         .make = load_mnist},
        {.name = "csv",
         .summary = "rows of features then a label (--data-path: a .csv or .csv.gz file)",
         .make = load_csv,
-        .own_options = "--csv-shape"},
+        .own_options = kCsvOptions},
        {.name = "synthetic",
         .summary = "generated and learnable (--synthetic-*)",
         .make = load_synthetic,
@@ -99,7 +110,7 @@ const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
                    "directory holding train/ and val/)",
         .make = load_image_folder,
         .augmented_by_default = true,
-        .own_options = "--image-size --image-squash --val-crop-fraction --loader-threads"},
+        .own_options = kImageFolderOptions},
        {.name = "ptb",
         .summary = "word-level text, for --model lstm (--data-path: the directory holding "
                    "ptb.train.txt and ptb.valid.txt)",
@@ -109,12 +120,7 @@ const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
 }
 
 bool takes_option(const DatasetRow& row, std::string_view option) {
-  for (std::size_t at = 0; at < row.own_options.size();) {
-    const std::size_t end = std::min(row.own_options.find(' ', at), row.own_options.size());
-    if (row.own_options.substr(at, end - at) == option) return true;
-    at = end + 1;
-  }
-  return false;
+  return std::ranges::find(row.own_options, option) != row.own_options.end();
 }
 
 std::string datasets_taking(std::string_view option) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -114,7 +115,7 @@ struct DatasetRow {
   bool from_path = true;
   bool augmented_by_default = false;
   bool text = false;
-  std::string_view own_options = {};  // space-separated: "--csv-shape"
+  std::span<const std::string_view> own_options = {};  // flags: {"--csv-shape"}
 };
 const algorithms::ExtensionTable<DatasetRow>& dataset_table();
 // Whether `row` lists `option` among its own options.
