@@ -69,7 +69,7 @@ TEST(ModelsTest, EveryTableRowBuilds) {
     const torch::Tensor logits = model->forward(input);
     EXPECT_EQ(logits.size(-1), 10) << row.name;
   }
-  EXPECT_THROW(make_model({"resnet18", 3, 32, 32, 10, {}, {}, {}, {}}), UsageError);
+  EXPECT_THROW(make_model({"resnet18", 3, 32, 32, 10, {}, {}, {}, {}}), algorithms::UnknownName);
 }
 
 TEST(ModelsTest, TooSmallInputIsAUsageError) {
