@@ -18,7 +18,7 @@ namespace commsgd::algorithms {
 namespace {
 
 std::unique_ptr<Algorithm> make_dense(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Dense>(comm, c);
+  return make_engine_backed<Dense>(comm, c);
 }
 
 // Every sparse row is SparseSgd with its selector × aggregation pair.
@@ -36,7 +36,7 @@ std::unique_ptr<Algorithm> make_sgp(const AlgorithmConfig& c, comm::Communicator
 
 std::unique_ptr<Algorithm> make_osgp(const AlgorithmConfig& c, comm::Communicator& comm) {
   const int limit = c.osgp_overlap == OsgpOverlap::one_in_flight ? c.synch_freq : c.max_staleness;
-  return std::make_unique<Osgp>(comm, topology_of(c, comm), c.osgp_overlap, limit);
+  return make_engine_backed<Osgp>(comm, topology_of(c, comm), c.osgp_overlap, limit);
 }
 
 std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
@@ -45,7 +45,7 @@ std::unique_ptr<Algorithm> make_dpsgd(const AlgorithmConfig& c, comm::Communicat
 }
 
 std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
-  return std::make_unique<Adpsgd>(comm, topology_of(c, comm), c.mixing);
+  return make_engine_backed<Adpsgd>(comm, topology_of(c, comm), c.mixing);
 }
 
 ExtensionTable<AlgorithmRow>& rows() {

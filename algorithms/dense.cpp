@@ -21,12 +21,8 @@ Dense::Dense(comm::Communicator& comm, const AlgorithmConfig& config)
     throw std::invalid_argument("dense: a bucket must hold at least one float (4 bytes)");
   }
   if (bucket_entries_ > 0) {
-    engine_ = std::make_unique<comm::Engine>(comm);
+    make_engine(comm);  // the buckets' allreduces
   }
-}
-
-Dense::~Dense() {
-  if (engine_) engine_->stop();
 }
 
 void Dense::average(comm::Communicator& comm, Buffer<float> g) {
@@ -49,7 +45,7 @@ void Dense::average(comm::Communicator& comm, Buffer<float> g) {
 void Dense::open_backward(Buffer<float> grads) {
   if (!buckets_) {
     buckets_.emplace(grads.size(), bucket_entries_);
-    engine_->place(grads.place().memory);  // the engine's stream, made by the first backward
+    engine().place(grads.place().memory);  // the engine's stream, made by the first backward
   }
   buckets_->reset();
   grads_ = grads;
@@ -63,7 +59,7 @@ void Dense::start_full_buckets() {
     const Buffer<float> bucket = grads_.subspan(r.begin, r.end - r.begin);
     // Backward has queued the bucket's last gradient on its stream by now: the allreduce
     // follows that point of the stream, not the later one the engine's thread finds.
-    reductions_.push_back(engine_->start(
+    reductions_.push_back(engine().start(
         "dense: allreduce of a gradient bucket",
         [this, bucket](comm::Channel& c) { average(c.comm, bucket.on(c.place)); }, bucket.place()));
   }
@@ -106,11 +102,11 @@ void Dense::synchronize_gradients(Buffer<float> grads) {
   backward_open_ = false;
   for (const comm::Work& reduction : reductions_) reduction.wait();
   stats_.wait_seconds += watch.seconds();
-  kernels::ops::order_after(grads.place(), engine_->place(grads.place().memory));  // the mean
+  kernels::ops::order_after(grads.place(), engine().place(grads.place().memory));  // the mean
 }
 
 AlgorithmStats Dense::stats() const {
-  return engine_ ? with_engine_totals(stats_, *engine_) : stats_;
+  return with_engine_totals(stats_);
 }
 
 }  // namespace commsgd::algorithms

@@ -6,6 +6,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/comm/engine.hpp"
+#include "algorithms/engine_backed.hpp"
 #include "algorithms/gradient_buckets.hpp"
 #include "kernels/ops.hpp"
 
@@ -31,11 +32,10 @@ namespace commsgd::algorithms {
 // every bucket's allreduce is waited for before it counts as done (so that its time is the
 // transfer's, not the enqueueing's), and the step follows the engine's stream once every bucket is
 // done.
-class Dense final : public Algorithm {
+class Dense : protected EngineBacked, public Algorithm {
  public:
   // Uses config.bucket_bytes, wire and barrier_before_communicate.
   Dense(comm::Communicator& comm, const AlgorithmConfig& config);
-  ~Dense() override;
 
   bool works_in(kernels::Memory) const override { return true; }
   bool overlaps_backward() const override { return bucket_entries_ > 0; }
@@ -47,6 +47,9 @@ class Dense final : public Algorithm {
   // Dense S-SGD keeps nothing between iterations: the parameters and optimizer say it all.
   void save_state(StateWriter&) override {}
   void load_state(StateReader&) override {}
+
+ protected:
+  ~Dense() override = default;  // made as EngineStoppedFirst<Dense>, by make_engine_backed
 
  private:
   // Replaces g by the mean over ranks of everyone's g, on `comm`.
@@ -60,8 +63,6 @@ class Dense final : public Algorithm {
   const std::size_t bucket_entries_;
   const bool barrier_;
   AlgorithmStats stats_;
-  // With buckets: their allreduces. Made before the buffers below, which may live on its stream.
-  std::unique_ptr<comm::Engine> engine_;
   // A bucket in 16 bits, used by whoever averages (the engine's operations one at a time).
   kernels::ops::Storage<std::uint16_t> wire_buffer_;
   std::optional<GradientBuckets> buckets_;  // sized by the first backward

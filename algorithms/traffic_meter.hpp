@@ -2,9 +2,7 @@
 
 #include <cstdint>
 
-#include "algorithms/algorithm.hpp"
 #include "algorithms/comm/communicator.hpp"
-#include "algorithms/comm/engine.hpp"
 
 namespace commsgd::algorithms {
 
@@ -23,16 +21,5 @@ class TrafficMeter {
   const comm::Communicator& comm_;
   comm::CommCounters before_;
 };
-
-// An algorithm's statistics with its engine's totals added, the one merge of the two: the
-// engine's bytes are the algorithm's like any other, its seconds overlapped communication (off
-// the training thread).
-inline AlgorithmStats with_engine_totals(AlgorithmStats stats, const comm::Engine& engine) {
-  const comm::Engine::Totals totals = engine.totals();
-  stats.overlapped_seconds += totals.seconds;
-  stats.bytes_sent += totals.bytes_sent;
-  stats.bytes_received += totals.bytes_received;
-  return stats;
-}
 
 }  // namespace commsgd::algorithms

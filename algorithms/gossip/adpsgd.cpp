@@ -10,10 +10,8 @@
 namespace commsgd::algorithms {
 
 Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing)
-    : Gossip(comm, std::move(topology)),
-      mixing_(mixing),
-      engine_(std::make_unique<comm::Engine>(comm)),
-      budget_(comm.shared_counter()) {
+    : Gossip(comm, std::move(topology)), mixing_(mixing), budget_(comm.shared_counter()) {
+  make_engine(comm);
   if (mixing_ == GossipMixing::symmetric && !topology_->symmetric()) {
     throw std::invalid_argument(
         "--algo adpsgd needs --topology bipartite-exponential, or --gossip-mixing directed");
@@ -31,10 +29,6 @@ Adpsgd::Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, Gos
   }
 }
 
-Adpsgd::~Adpsgd() {
-  engine_->stop();
-}
-
 int Adpsgd::round_out_peer(std::uint64_t k) const {
   return topology_->out_peers(comm_.rank(), first_round_ + k).front();
 }
@@ -45,7 +39,7 @@ int Adpsgd::round_in_peer(std::uint64_t k) const {
 
 void Adpsgd::begin_training(Buffer<const float> params) {
   const kernels::Place place = params.place();
-  const kernels::Place engine_place = engine_->place(place.memory);
+  const kernels::Place engine_place = engine().place(place.memory);
   if (!training_done_) {
     training_done_ = std::make_unique<kernels::ops::StreamPoint>(place.memory);
     gossip_done_ = std::make_unique<kernels::ops::StreamPoint>(place.memory);
@@ -68,13 +62,13 @@ void Adpsgd::begin_training(Buffer<const float> params) {
   actives_done_ = 0;
   gossip_ = {};
   if (mixing_ == GossipMixing::directed && !active()) {
-    gossip_ = engine_->listen(
+    gossip_ = engine().listen(
         "adpsgd: directed rounds",
         {.peer = [this] { return round_in_peer(next_round_); },
          .on_message = [this](comm::Channel& c, int from) { return directed_round(c, from); },
          .done = [this] { return training_ended_ && next_round_ >= rounds_planned_; }});
   } else if (mixing_ == GossipMixing::symmetric && !active()) {
-    gossip_ = engine_->listen(
+    gossip_ = engine().listen(
         "adpsgd: answering gossip requests",
         {.peer = [] { return comm::Communicator::kAnyPeer; },
          .on_message = [this](comm::Channel& c, int from) { return answer(c, from); },
@@ -101,7 +95,7 @@ void Adpsgd::check_gossip() const {
 
 void Adpsgd::fold_step(Buffer<float> params) {
   const Stopwatch waiting;
-  const comm::Engine::Pause pause = engine_->pause();
+  const comm::Engine::Pause pause = engine().pause();
   // The only wait training ever has: for an exchange of this rank's that is under way.
   stats_.wait_seconds += waiting.seconds();
   check_gossip();
@@ -138,31 +132,30 @@ void Adpsgd::end_training() {
     if (mixing_ == GossipMixing::directed) {
       for (; may_start_round(next_round_); gossip_.wait()) start_rounds();
     } else {
-      engine_
-          ->start("adpsgd: telling the passive ranks it is done",
-                  [](comm::Channel& c) {
-                    for (int passive = 0; passive < c.comm.size(); passive += 2) {
-                      c.comm.send(nullptr, 0, passive);
-                    }
-                  })
+      engine()
+          .start("adpsgd: telling the passive ranks it is done",
+                 [](comm::Channel& c) {
+                   for (int passive = 0; passive < c.comm.size(); passive += 2) {
+                     c.comm.send(nullptr, 0, passive);
+                   }
+                 })
           .wait();
     }
   } else {
     gossip_.wait();
   }
   if (mixing_ == GossipMixing::directed) {
-    engine_
-        ->start("adpsgd: the last model sent",
-                [](comm::Channel& c) { c.comm.synchronize(c.place); })
+    engine()
+        .start("adpsgd: the last model sent", [](comm::Channel& c) { c.comm.synchronize(c.place); })
         .wait();
   }
   // Whatever touches x_ next (a last step, the buffers' release) comes after the last average.
-  const comm::Engine::Pause pause = engine_->pause();
+  const comm::Engine::Pause pause = engine().pause();
   gossip_done_->wait(x_.buffer().place());
 }
 
 AlgorithmStats Adpsgd::stats() const {
-  return with_engine_totals(stats_, *engine_);
+  return with_engine_totals(stats_);
 }
 
 void Adpsgd::send_header(comm::Channel& channel, int peer) {
@@ -195,7 +188,7 @@ void Adpsgd::average_with_incoming(comm::Channel& channel) {
 
 void Adpsgd::start_exchange(std::uint64_t k) {
   const int peer = topology_->out_peers(comm_.rank(), resumed_at_ + k).front();
-  gossip_ = engine_->start("adpsgd: gossip exchange with rank " + std::to_string(peer),
+  gossip_ = engine().start("adpsgd: gossip exchange with rank " + std::to_string(peer),
                            [this, peer](comm::Channel& c) {
                              c.exclusive([&] {
                                send_header(c, peer);
@@ -225,9 +218,9 @@ bool Adpsgd::may_start_round(std::uint64_t k) const {
 }
 
 void Adpsgd::start_rounds() {
-  engine_->start("adpsgd: directed round",
+  engine().start("adpsgd: directed round",
                  [this](comm::Channel& c) { send_model(c, round_out_peer(next_round_)); });
-  gossip_ = engine_->listen(
+  gossip_ = engine().listen(
       "adpsgd: directed rounds",
       {.peer = [this] { return round_in_peer(next_round_); },
        .on_message = [this](comm::Channel& c, int from) { return directed_round(c, from); },
@@ -271,7 +264,7 @@ void Adpsgd::receive_model(comm::Channel& channel, int peer) {
 
 void Adpsgd::save_state(StateWriter& out) {
   Gossip::save_state(out);
-  const comm::Engine::Pause pause = engine_->pause();
+  const comm::Engine::Pause pause = engine().pause();
   out.write(static_cast<std::uint64_t>(trained_));
   // Every rank saves the same round index, whatever its gossip had done: the one after the last
   // planned round of the epochs so far. Resumed runs start there together.
@@ -286,7 +279,7 @@ void Adpsgd::save_state(StateWriter& out) {
 
 void Adpsgd::load_state(StateReader& in) {
   Gossip::load_state(in);
-  const comm::Engine::Pause pause = engine_->pause();
+  const comm::Engine::Pause pause = engine().pause();
   resumed_at_ = in.read<std::uint64_t>();
   trained_ = resumed_at_;
   first_round_ = in.read<std::uint64_t>();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "algorithms/comm/engine.hpp"
+#include "algorithms/engine_backed.hpp"
 #include "algorithms/gossip/gossip.hpp"
 
 namespace commsgd::algorithms {
@@ -45,10 +46,9 @@ namespace commsgd::algorithms {
 // of its own, and the two sides order their work on x_ with two stream points: each, inside its
 // section, makes its stream wait for the other's latest work on x_, enqueues its own and marks it.
 // Nothing crosses the bus.
-class Adpsgd final : public Gossip {
+class Adpsgd : protected EngineBacked, public Gossip {
  public:
   Adpsgd(comm::Communicator& comm, std::unique_ptr<Topology> topology, GossipMixing mixing);
-  ~Adpsgd() override;
 
   void begin_training(Buffer<const float> params) override;
   // Claims the iteration from the job's shared budget, so fast ranks run more of them.
@@ -64,6 +64,9 @@ class Adpsgd final : public Gossip {
   // stopped.
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
+
+ protected:
+  ~Adpsgd() override = default;  // made as EngineStoppedFirst<Adpsgd>, by make_engine_backed
 
  private:
   bool active() const { return comm_.rank() % 2 == 1; }
@@ -101,8 +104,6 @@ class Adpsgd final : public Gossip {
   void check_gossip() const;
 
   const GossipMixing mixing_;
-  // Made before the buffers below, some of which live on its stream.
-  std::unique_ptr<comm::Engine> engine_;
   std::unique_ptr<comm::SharedCounter> budget_;
   // The latest work of each side on x_; made by begin_training, where the parameters are.
   std::unique_ptr<kernels::ops::StreamPoint> training_done_, gossip_done_;

@@ -10,15 +10,9 @@ namespace commsgd::algorithms {
 
 Osgp::Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, OsgpOverlap overlap,
            int limit)
-    : Gossip(comm, std::move(topology)),
-      overlap_(overlap),
-      limit_(limit),
-      engine_(std::make_unique<comm::Engine>(comm)) {
+    : Gossip(comm, std::move(topology)), overlap_(overlap), limit_(limit) {
+  make_engine(comm);
   if (limit_ < 0) throw std::invalid_argument("--max-staleness and --synch-freq must be >= 0");
-}
-
-Osgp::~Osgp() {
-  engine_->stop();
 }
 
 void Osgp::run(comm::Channel& channel, Exchange& exchange) {
@@ -83,7 +77,7 @@ std::vector<float> Osgp::pending_weights() const {
 }
 
 void Osgp::start_exchange(Buffer<float> x) {
-  const kernels::Place place = engine_->place(x.place().memory);
+  const kernels::Place place = engine().place(x.place().memory);
   Exchange& exchange = started_.emplace_back();
   if (!spare_.empty()) {
     exchange = std::move(spare_.back());
@@ -97,7 +91,7 @@ void Osgp::start_exchange(Buffer<float> x) {
   kernels::ops::copy(x, exchange.message.buffer());
   kernels::ops::order_after(place, x.place());
   stats_.entries_sent += exchange.out.size() * x.size();
-  exchange.work = engine_->start("osgp: gossip exchange",
+  exchange.work = engine().start("osgp: gossip exchange",
                                  [this, &exchange](comm::Channel& c) { run(c, exchange); });
   ++exchanges_started_;
   most_in_flight_ = std::max<std::uint64_t>(most_in_flight_, started_.size());
@@ -178,7 +172,7 @@ std::uint64_t Osgp::most_in_flight() const {
 }
 
 AlgorithmStats Osgp::stats() const {
-  return with_engine_totals(stats_, *engine_);
+  return with_engine_totals(stats_);
 }
 
 void Osgp::save_state(StateWriter& out) {

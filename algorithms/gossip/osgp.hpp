@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "algorithms/comm/engine.hpp"
+#include "algorithms/engine_backed.hpp"
 #include "algorithms/gossip/gossip.hpp"
 #include "algorithms/gossip/push_sum.hpp"
 
@@ -39,12 +40,11 @@ namespace commsgd::algorithms {
 // stream before it completes, so what it hands back is complete. Nothing crosses the bus but the
 // weights, a float per peer. The training thread owns everything else: push_sum_, the parameters,
 // the exchanges once completed.
-class Osgp final : public Gossip {
+class Osgp : protected EngineBacked, public Gossip {
  public:
   // limit: τ for bounded staleness, s for one in flight.
   Osgp(comm::Communicator& comm, std::unique_ptr<Topology> topology, OsgpOverlap overlap,
        int limit);
-  ~Osgp() override;
 
   bool works_in(kernels::Memory) const override { return true; }
 
@@ -67,6 +67,9 @@ class Osgp final : public Gossip {
   float flushed_weight();
   // The most exchanges this rank has had started and not yet absorbed at once.
   std::uint64_t most_in_flight() const;
+
+ protected:
+  ~Osgp() override = default;  // made as EngineStoppedFirst<Osgp>, by make_engine_backed
 
  private:
   struct Exchange {
@@ -101,8 +104,6 @@ class Osgp final : public Gossip {
   const OsgpOverlap overlap_;
   const int limit_;
   PushSum push_sum_;
-  // Made before the buffers below, some of which live on its stream.
-  std::unique_ptr<comm::Engine> engine_;
   kernels::ops::Storage<float> scratch_;  // the engine's, for the slices in transit
   std::deque<Exchange> started_;          // not yet absorbed, oldest first
   std::vector<Exchange> spare_;           // absorbed exchanges, whose buffers the next ones reuse

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "algorithms/comm/mpi_communicator.hpp"
@@ -19,6 +20,9 @@
 
 namespace commsgd::algorithms {
 namespace {
+
+// Made only as EngineStoppedFirst<Dense>, which stops the engine before Dense's members go.
+static_assert(!std::is_destructible_v<Dense> && std::is_destructible_v<EngineStoppedFirst<Dense>>);
 
 // Parameter sizes of a small model; the gradient buffer holds them back to back.
 const std::vector<std::size_t> kParameterSizes = {300, 7, 1000, 1, 64, 513};
@@ -79,7 +83,7 @@ class DenseBuckets : public ::testing::TestWithParam<Case> {};
 TEST_P(DenseBuckets, EveryRankGetsTheMeanGradient) {
   const auto [bucket_bytes, wire, reporting] = GetParam();
   comm::MpiCommunicator comm;
-  Dense dense(comm, dense_config(bucket_bytes, wire));
+  const auto dense = make_engine_backed<Dense>(comm, dense_config(bucket_bytes, wire));
   std::mt19937 rng(5);  // the same shuffles on every rank, though no rank depends on it
   // Relative to the gradient's scale (about 1): float sums, or one rounding of each share and of
   // each partial sum in 16 bits (fp16: 2^-11, bf16: 2^-8 per rounding).
@@ -88,8 +92,8 @@ TEST_P(DenseBuckets, EveryRankGetsTheMeanGradient) {
                                                          : 3e-2 * comm.size();
   for (int iteration = 0; iteration < 3; ++iteration) {
     std::vector<float> grads = gradient_of(comm.rank(), iteration);
-    if (bucket_bytes > 0) run_backward(dense, grads, reporting, rng);
-    dense.synchronize_gradients(grads);
+    if (bucket_bytes > 0) run_backward(*dense, grads, reporting, rng);
+    dense->synchronize_gradients(grads);
     const std::vector<double> mean = mean_gradient(comm.size(), iteration);
     double worst = 0;
     for (std::size_t i = 0; i < grads.size(); ++i) {
@@ -97,7 +101,7 @@ TEST_P(DenseBuckets, EveryRankGetsTheMeanGradient) {
     }
     EXPECT_LE(worst, tolerance) << "iteration " << iteration;
   }
-  const AlgorithmStats s = dense.stats();
+  const AlgorithmStats s = dense->stats();
   // Ring allreduce accounting, bucket by bucket: 2(P-1)/P of each bucket's bytes.
   const std::uint64_t wire_bytes = wire == comm::DataType::f32 ? 4 : 2;
   const auto p = static_cast<std::uint64_t>(comm.size());
@@ -148,28 +152,29 @@ TEST(Counters, ARejectedCallCountsNothing) {
 
 TEST(DenseOverlap, BucketsTravelBeforeSynchronizeIsCalled) {
   comm::MpiCommunicator comm;
-  Dense dense(comm, dense_config(400, comm::DataType::f32));  // 100 floats a bucket: 19 buckets
+  const auto dense = make_engine_backed<Dense>(
+      comm, dense_config(400, comm::DataType::f32));  // 100 floats a bucket: 19 buckets
   std::vector<float> grads = gradient_of(comm.rank(), 0);
   std::mt19937 rng(1);
-  run_backward(dense, grads, Reporting::backward_order, rng);
+  run_backward(*dense, grads, Reporting::backward_order, rng);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (dense.stats().overlapped_seconds == 0) {
+  while (dense->stats().overlapped_seconds == 0) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no bucket was reduced by itself";
     std::this_thread::yield();
   }
-  dense.synchronize_gradients(grads);
+  dense->synchronize_gradients(grads);
   const std::vector<double> mean = mean_gradient(comm.size(), 0);
   for (std::size_t i = 0; i < grads.size(); ++i) ASSERT_NEAR(grads[i], mean[i], 1e-5);
 }
 
 TEST(DenseOverlap, AGradientReportedTwiceIsAnError) {
   comm::MpiCommunicator comm;
-  Dense dense(comm, dense_config(400, comm::DataType::f32));
+  const auto dense = make_engine_backed<Dense>(comm, dense_config(400, comm::DataType::f32));
   std::vector<float> grads = gradient_of(comm.rank(), 0);
-  dense.begin_backward(grads);
-  dense.gradient_ready(0, 300);
-  EXPECT_THROW(dense.gradient_ready(0, 300), std::logic_error);
-  dense.synchronize_gradients(grads);  // every rank still takes part in every bucket
+  dense->begin_backward(grads);
+  dense->gradient_ready(0, 300);
+  EXPECT_THROW(dense->gradient_ready(0, 300), std::logic_error);
+  dense->synchronize_gradients(grads);  // every rank still takes part in every bucket
 }
 
 }  // namespace

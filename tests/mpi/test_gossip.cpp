@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "algorithms/comm/mpi_communicator.hpp"
@@ -16,6 +17,11 @@
 
 namespace commsgd::algorithms {
 namespace {
+
+// An engine-backed algorithm is made only as EngineStoppedFirst (its engine stopped before its
+// members go): one declared on the stack, whose engine would outlive nothing, does not compile.
+static_assert(!std::is_destructible_v<Osgp> && !std::is_destructible_v<Adpsgd>);
+static_assert(std::is_destructible_v<EngineStoppedFirst<Osgp>>);
 
 constexpr std::size_t kD = 1000;
 
@@ -96,12 +102,12 @@ TEST(GossipMpi, OsgpAveragesToTheMeanAndConservesWeightOnceFlushed) {
   const std::vector<double> mean = true_mean(comm);
   std::vector<float> params = random_model(comm.rank());
   for (const int staleness : {0, 1, 3}) {
-    Osgp osgp(comm, make_topology("exponential", comm.size(), 1), OsgpOverlap::bounded_staleness,
-              staleness);
+    const auto osgp = make_engine_backed<Osgp>(comm, make_topology("exponential", comm.size(), 1),
+                                               OsgpOverlap::bounded_staleness, staleness);
     std::vector<float> model = params;
     // Staleness slows mixing: more rounds until the ranks agree to float precision.
-    consensus_after(osgp, model, 400, mean, comm);
-    double total = osgp.flushed_weight();
+    consensus_after(*osgp, model, 400, mean, comm);
+    double total = osgp->flushed_weight();
     comm.allreduce(std::span(&total, 1), comm::ReduceOp::sum);
     EXPECT_NEAR(total, comm.size(), 1e-5 * comm.size()) << "staleness " << staleness;
   }
@@ -114,22 +120,23 @@ TEST(GossipMpi, OsgpOneInFlightNeverHasTwoExchangesOutstanding) {
   comm::MpiCommunicator comm;
   const std::vector<double> mean = true_mean(comm);
   for (const int synch_freq : {0, 2, 5}) {
-    Osgp osgp(comm, make_topology("exponential-two-sided", comm.size(), 1),
-              OsgpOverlap::one_in_flight, synch_freq);
+    const auto osgp =
+        make_engine_backed<Osgp>(comm, make_topology("exponential-two-sided", comm.size(), 1),
+                                 OsgpOverlap::one_in_flight, synch_freq);
     std::vector<float> model = random_model(comm.rank());
-    consensus_after(osgp, model, 600, mean, comm);
-    EXPECT_EQ(osgp.most_in_flight(), 1u) << "synch_freq " << synch_freq;
-    double total = osgp.flushed_weight();
+    consensus_after(*osgp, model, 600, mean, comm);
+    EXPECT_EQ(osgp->most_in_flight(), 1u) << "synch_freq " << synch_freq;
+    double total = osgp->flushed_weight();
     comm.allreduce(std::span(&total, 1), comm::ReduceOp::sum);
     EXPECT_NEAR(total, comm.size(), 1e-5 * comm.size()) << "synch_freq " << synch_freq;
   }
   // Bounded staleness τ starts one every step: up to τ + 1 of them may be unfinished.
-  Osgp bounded(comm, make_topology("exponential", comm.size(), 1), OsgpOverlap::bounded_staleness,
-               3);
+  const auto bounded = make_engine_backed<Osgp>(comm, make_topology("exponential", comm.size(), 1),
+                                                OsgpOverlap::bounded_staleness, 3);
   std::vector<float> model = random_model(comm.rank());
-  for (int t = 0; t < 50; ++t) mixing_step(bounded, model);
-  EXPECT_GE(bounded.most_in_flight(), 1u);
-  EXPECT_LE(bounded.most_in_flight(), 4u);
+  for (int t = 0; t < 50; ++t) mixing_step(*bounded, model);
+  EXPECT_GE(bounded->most_in_flight(), 1u);
+  EXPECT_LE(bounded->most_in_flight(), 4u);
 }
 
 // `steps` mixing steps (lr = 0), after each of which the mean over ranks is still `mean`.
@@ -195,15 +202,15 @@ TEST(GossipMpi, AdpsgdRunsRepeatedlyWithoutHangingAndConservesTheMean) {
   const std::vector<double> mean = true_mean(comm);
   for (int run = 0; run < 50; ++run) {
     std::vector<float> params = random_model(comm.rank());
-    Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1),
-                  GossipMixing::symmetric);
-    adpsgd.begin_training(params);
-    for (int t = 0; t < 20; ++t) mixing_step(adpsgd, params);
-    adpsgd.end_training();
-    mixing_step(adpsgd, params);  // picks up the last exchanges (no step: lr = 0)
-    adpsgd.begin_evaluation(params, false);
+    const auto adpsgd = make_engine_backed<Adpsgd>(
+        comm, make_topology("bipartite-exponential", comm.size(), 1), GossipMixing::symmetric);
+    adpsgd->begin_training(params);
+    for (int t = 0; t < 20; ++t) mixing_step(*adpsgd, params);
+    adpsgd->end_training();
+    mixing_step(*adpsgd, params);  // picks up the last exchanges (no step: lr = 0)
+    adpsgd->begin_evaluation(params, false);
     ASSERT_LT(max_relative_error(params, mean), 1e-5) << "run " << run;
-    adpsgd.end_evaluation(params);
+    adpsgd->end_evaluation(params);
   }
 }
 
@@ -230,16 +237,16 @@ TEST(GossipMpi, DirectedAdpsgdRunsEveryPlannedRoundOfDirectedMixing) {
       expected = std::move(mixed);
     }
     std::vector<float> params = random_model(comm.rank());
-    Adpsgd adpsgd(comm, make_topology("bipartite-exponential-two-sided", ranks, 1),
-                  GossipMixing::directed);
-    adpsgd.begin_training(params);
-    for (long done = 0; adpsgd.next_iteration(done, iterations); ++done)
-      mixing_step(adpsgd, params);
-    adpsgd.end_training();
-    mixing_step(adpsgd, params);  // picks up the last rounds (no step: lr = 0)
+    const auto adpsgd = make_engine_backed<Adpsgd>(
+        comm, make_topology("bipartite-exponential-two-sided", ranks, 1), GossipMixing::directed);
+    adpsgd->begin_training(params);
+    for (long done = 0; adpsgd->next_iteration(done, iterations); ++done)
+      mixing_step(*adpsgd, params);
+    adpsgd->end_training();
+    mixing_step(*adpsgd, params);  // picks up the last rounds (no step: lr = 0)
     EXPECT_EQ(params, expected[comm.rank()]) << iterations << " rounds";
     // One model a round, each after its header (the size in floats).
-    EXPECT_EQ(adpsgd.stats().bytes_received,
+    EXPECT_EQ(adpsgd->stats().bytes_received,
               iterations * (kD * sizeof(float) + sizeof(std::uint64_t)));
     if (iterations == 1 && ranks >= 4 && comm.rank() % 2 == 1) {
       const std::vector<float> own = random_model(comm.rank());
@@ -250,8 +257,9 @@ TEST(GossipMpi, DirectedAdpsgdRunsEveryPlannedRoundOfDirectedMixing) {
     }
   }
   if (ranks >= 4) {  // at P = 2 the ring is one peer, across the bipartition
-    EXPECT_THROW(Adpsgd(comm, make_topology("ring", ranks, 1), GossipMixing::directed),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        make_engine_backed<Adpsgd>(comm, make_topology("ring", ranks, 1), GossipMixing::directed),
+        std::invalid_argument);
   }
 }
 
@@ -261,20 +269,20 @@ TEST(GossipMpi, AdpsgdSharesEachEpochsIterationBudget) {
   comm::MpiCommunicator comm;
   if (comm.size() % 2 != 0) GTEST_SKIP() << "adpsgd needs an even number of ranks";
   std::vector<float> params = random_model(comm.rank());
-  Adpsgd adpsgd(comm, make_topology("bipartite-exponential", comm.size(), 1),
-                GossipMixing::symmetric);
-  adpsgd.begin_training(params);
+  const auto adpsgd = make_engine_backed<Adpsgd>(
+      comm, make_topology("bipartite-exponential", comm.size(), 1), GossipMixing::symmetric);
+  adpsgd->begin_training(params);
   for (const long iterations : {50L, 7L, 1L, 30L}) {
     std::int64_t done = 0;
-    while (adpsgd.next_iteration(done, iterations)) {
+    while (adpsgd->next_iteration(done, iterations)) {
       ++done;
-      mixing_step(adpsgd, params);
+      mixing_step(*adpsgd, params);
     }
     std::int64_t total = done;
     comm.allreduce(std::span(&total, 1), comm::ReduceOp::sum);
     EXPECT_EQ(total, comm.size() * iterations);
   }
-  adpsgd.end_training();
+  adpsgd->end_training();
 }
 
 // Rank 0 pushes to everyone, everyone else only to rank 0: in-degrees P−1 and 1. Uniform
