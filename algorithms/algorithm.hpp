@@ -63,6 +63,20 @@ struct NormStudy {
 
 using kernels::Buffer;
 
+// One parameter of the model as it lies in the flat buffers: where it starts and its shape, as
+// DDP's GradBucket shows a communication hook. An algorithm that compresses tensor by tensor (a
+// scale per tensor, a matrix per weight) reads it; the rest see one flat vector.
+struct ParameterLayout {
+  std::size_t offset = 0;
+  std::vector<std::int64_t> shape;  // {} for a scalar
+
+  std::size_t entries() const {  // the product of the shape
+    std::size_t n = 1;
+    for (const std::int64_t extent : shape) n *= static_cast<std::size_t>(extent);
+    return n;
+  }
+};
+
 // The one interface the trainer drives, at fixed points of every iteration (docs/design.md,
 // "Algorithm interface"):
 //   backward -> synchronize_gradients(grads) -> optimizer step -> after_step(params)
@@ -77,6 +91,9 @@ class Algorithm {
   // Whether it works on buffers in `memory` itself (host memory: every algorithm).
   virtual bool works_in(kernels::Memory memory) const { return memory == kernels::Memory::host; }
 
+  // The model's parameters in the order the flat buffers hold them, back to back; called once,
+  // right after construction, before anything else.
+  virtual void set_layout(std::span<const ParameterLayout> /*layout*/) {}
   // Called on every rank once the initial model is in place (after its broadcast), and once
   // after the last iteration: algorithms with threads start and stop them here.
   virtual void begin_training(Buffer<const float> /*params*/) {}

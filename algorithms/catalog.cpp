@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/compressed/ef_signsgd.hpp"
+#include "algorithms/compressed/signsgd.hpp"
 #include "algorithms/dense.hpp"
 #include "algorithms/gossip/adpsgd.hpp"
 #include "algorithms/gossip/dpsgd.hpp"
@@ -24,6 +26,14 @@ std::unique_ptr<Algorithm> make_dense(const AlgorithmConfig& c, comm::Communicat
 // Every sparse row is SparseSgd with its selector × aggregation pair.
 std::unique_ptr<Algorithm> make_sparse(const AlgorithmConfig& c, comm::Communicator& comm) {
   return std::make_unique<SparseSgd>(c, comm);
+}
+
+std::unique_ptr<Algorithm> make_signsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<SignSgd>(comm, c);
+}
+
+std::unique_ptr<Algorithm> make_ef_signsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<EfSignSgd>(comm, c);
 }
 
 std::unique_ptr<Topology> topology_of(const AlgorithmConfig& c, const comm::Communicator& comm) {
@@ -80,6 +90,16 @@ ExtensionTable<AlgorithmRow>& rows() {
            .aggregation = "allgather",
            .traffic = Traffic::of_aggregation,
            .make = make_sparse},
+          {.name = "signsgd",
+           .family = Family::compressed,
+           .summary = "one bit a gradient entry, its sign; the update is the ranks' majority vote",
+           .traffic = Traffic::allgathered_signs,
+           .make = make_signsgd},
+          {.name = "ef-signsgd",
+           .family = Family::compressed,
+           .summary = "signs scaled by each tensor's mean |entry|, with error feedback",
+           .traffic = Traffic::allgathered_signs,
+           .make = make_ef_signsgd},
           {.name = "sgp",
            .family = Family::gossip,
            .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
@@ -138,6 +158,8 @@ std::string_view family_name(Family family) {
       return "dense";
     case Family::sparse:
       return "sparse";
+    case Family::compressed:
+      return "compressed";
     case Family::gossip:
       return "gossip";
   }
@@ -229,17 +251,19 @@ std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
     refuse({"--wire-dtype"}, "--wire-dtype", family_text(Family::dense));
   }
   const bool dense_in_one_piece = row.family == Family::dense && config.bucket_bytes == 0;
-  if (config.barrier_before_communicate && row.family != Family::sparse && !dense_in_one_piece &&
-      !row.rounds_block_training) {
+  const bool exchange_after_backward =
+      row.family == Family::sparse || row.family == Family::compressed || dense_in_one_piece;
+  if (config.barrier_before_communicate && !exchange_after_backward && !row.rounds_block_training) {
     std::string blocking;
     for (const AlgorithmRow& r : algorithm_table()) {
       if (r.rounds_block_training) blocking += std::string(", ") + std::string(r.name);
     }
-    found.push_back({{"--barrier-before-communicate"},
-                     "--barrier-before-communicate applies to the sparse algorithms, dense with "
-                     "--bucket-mb 0" +
-                         blocking + "; not --algo " + config.algo +
-                         (row.family == Family::dense ? " with buckets" : "")});
+    found.push_back(
+        {{"--barrier-before-communicate"},
+         "--barrier-before-communicate applies to the sparse and compressed algorithms, "
+         "dense with --bucket-mb 0" +
+             blocking + "; not --algo " + config.algo +
+             (row.family == Family::dense ? " with buckets" : "")});
   }
   for (const auto& [flag, every] : {std::pair{"--grad-stats-every", config.grad_stats_every},
                                     std::pair{"--norm-study-every", config.norm_study_every}}) {

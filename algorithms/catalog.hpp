@@ -12,9 +12,10 @@
 
 namespace commsgd::algorithms {
 
-// The three families of docs/design.md: what an algorithm exchanges, and so which options apply.
-enum class Family { dense, sparse, gossip };
-std::string_view family_name(Family family);  // "dense", "sparse", "gossip"
+// The families of docs/design.md: what an algorithm exchanges, and so which options apply.
+// Compressed: every rank's whole gradient, encoded (signs, levels, a low-rank factor) and decoded.
+enum class Family { dense, sparse, compressed, gossip };
+std::string_view family_name(Family family);  // "dense", "sparse", "compressed", "gossip"
 
 using AlgorithmFactory = std::unique_ptr<Algorithm> (*)(const AlgorithmConfig&,
                                                         comm::Communicator&);

@@ -12,6 +12,7 @@ enum class Traffic {
   bucketed_allreduce,  // the gradient, one allreduce per bucket
   allgathered_sets,    // every rank's selected set to every rank: the sizes, then the sets
   gtopk_rounds,        // ⌊log2 P⌋ exchanges of a set, each merged; folds beyond a power of two
+  allgathered_signs,   // every rank's signs, a bit an entry, to every rank (and a scale a tensor)
   push_to_peers,       // a share of (x, w) to each out-peer of the round, sent at once
   neighbour_average,   // x to each neighbour the topology gives this iteration
   pairwise_average,    // x both ways with one peer

@@ -25,9 +25,12 @@ report=build/release/analysis/report/commsgd-report
 
 echo "== dense S-SGD on 1 worker (the scaling baseline)"
 "${mpi[@]}" -np 1 "${train[@]}" --algo dense
-for algo in dense topk gtopk gaussiank sgp osgp dpsgd adpsgd; do
+for algo in dense topk gtopk gaussiank signsgd ef-signsgd sgp osgp dpsgd adpsgd; do
   echo "== $algo on 4 workers"
-  "${mpi[@]}" -np 4 "${train[@]}" --algo "$algo" --density 0.01
+  # A sign step moves every entry by the learning rate: signSGD takes a hundredth of dense's.
+  lr=()
+  [ "$algo" = signsgd ] && lr=(--lr 0.0005)
+  "${mpi[@]}" -np 4 "${train[@]}" --algo "$algo" --density 0.01 "${lr[@]}"
 done
 
 echo

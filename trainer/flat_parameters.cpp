@@ -100,6 +100,16 @@ void set_values(torch::Tensor& t, std::span<const float> values) {
   t.copy_(torch::from_blob(const_cast<float*>(values.data()), {t.numel()}));
 }
 
+std::vector<algorithms::ParameterLayout> FlatParameters::layout() const {
+  std::vector<algorithms::ParameterLayout> layout;
+  std::size_t offset = 0;
+  for (const torch::Tensor& p : parameters_) {
+    layout.push_back({offset, p.sizes().vec()});
+    offset += static_cast<std::size_t>(p.numel());
+  }
+  return layout;
+}
+
 void FlatParameters::params_to_device() {
   if (staged_) params_.copy_(host_params_);
 }

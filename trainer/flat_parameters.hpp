@@ -12,6 +12,7 @@ struct Node;
 #include <span>
 #include <vector>
 
+#include "algorithms/algorithm.hpp"
 #include "kernels/buffer.hpp"
 
 namespace commsgd::trainer {
@@ -56,6 +57,9 @@ class FlatParameters {
   std::vector<float> buffers_on_host() const { return values_on_host(host_buffers_); }
   void set_params(std::span<const float> values) { set_values(host_params_, values); }
   void set_buffers(std::span<const float> values) { set_values(host_buffers_, values); }
+
+  // Each parameter's offset in params() and grads(), and its shape, in the order they lie there.
+  std::vector<algorithms::ParameterLayout> layout() const;
 
   bool staged() const { return staged_; }
   void params_to_device();

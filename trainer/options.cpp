@@ -305,8 +305,9 @@ void declare_run_options(Declarations& d) {
           "of its node-local rank, modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm "
           "keeps the gradient, momentum and parameters there and communicates over NCCL (over "
           "MPI through host memory where ranks share a GPU); the sparse family with the "
-          "original code's selectors or a gradient or norm study works on host copies over "
-          "MPI. The run record's backend column says which. cuda and cuda:N need commsgd-train "
+          "original code's selectors or a gradient or norm study, and signsgd and ef-signsgd "
+          "(no CUDA kernels yet), work on host copies over MPI. The run record's backend column "
+          "says which. cuda and cuda:N need commsgd-train "
           "and its LibTorch built with CUDA")
       ->group(run);
   d.flag("--no-tf32", &Options::no_tf32,
@@ -646,11 +647,11 @@ void declare_recording_options(Declarations& d) {
       ->check(kNonNegative)
       ->group(rec);
   d.flag("--barrier-before-communicate", &Options::barrier_before_communicate,
-         "Sparse algorithms, dense with --bucket-mb 0, sgp and dpsgd: wait at a barrier for "
-         "every rank before the exchange (sgp, dpsgd: before the mixing round) and record "
-         "that as wait_s, so that communicate_s is the exchange alone, not the wait for the "
-         "slowest rank (for measurements on oversubscribed hosts, and for the cost model's "
-         "check; costs one barrier per iteration)",
+         "Sparse and compressed algorithms, dense with --bucket-mb 0, sgp and dpsgd: wait at "
+         "a barrier for every rank before the exchange (sgp, dpsgd: before the mixing round) "
+         "and record that as wait_s, so that communicate_s is the exchange alone, not the wait "
+         "for the slowest rank (for measurements on oversubscribed hosts, and for the cost "
+         "model's check; costs one barrier per iteration)",
          Hash::no)
       .into(&algorithms::AlgorithmConfig::barrier_before_communicate)
       ->group(rec);

@@ -195,6 +195,7 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
   const bool on_gpu = s.device.is_cuda() && s.algorithm->works_in(kernels::Memory::cuda);
   s.flat = std::make_unique<FlatParameters>(
       *s.model, on_gpu ? FlatParameters::Staging::never : FlatParameters::Staging::when_needed);
+  s.algorithm->set_layout(s.flat->layout());
 
   if (s.dataset.text) {
     set_up_token_streams(o, comm, s);

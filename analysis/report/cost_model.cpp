@@ -30,6 +30,12 @@ double set_bytes(const Exchange& e) {
   return kSparseEntryBytes * e.entries;
 }
 
+// A rank's packed signs: a bit an entry, in 64-bit words (ef-signsgd's scales, a float a tensor,
+// are not in the record and left out: under 1% of the signs for the models of configs/).
+double sign_bytes(const Exchange& e) {
+  return 8 * std::ceil(e.parameters / 64);
+}
+
 int dpsgd_neighbours(const Exchange& e) {
   if (e.topology == "ring") return std::min(2, e.workers - 1);
   if (e.topology == "complete") return e.workers - 1;
@@ -179,6 +185,10 @@ double communication_seconds(const Exchange& e, const Link& link, double idle_se
       return fold_in + rounds + merges + transfers.one_way(set_bytes(e), folds);
     }
     // The gossip rows send their messages of a round at once: one latency for all of them.
+    case Traffic::allgathered_signs: {
+      const double block = sign_bytes(e);
+      return allgather_seconds(tuned_allgather(p, block), p, block, transfers);
+    }
     case Traffic::push_to_peers:
       return transfers.exchange(e.peers_per_iter * 4 * (d + 1));
     case Traffic::neighbour_average:
@@ -199,6 +209,8 @@ std::string priced_as(const Exchange& e) {
       return fmt::format("allreduce {}", name(tuned_allreduce(e.workers, bucket_bytes(e))));
     case algorithms::Traffic::allgathered_sets:
       return fmt::format("allgatherv {}", name(tuned_allgatherv(e.workers, set_bytes(e))));
+    case algorithms::Traffic::allgathered_signs:
+      return fmt::format("allgather {}", name(tuned_allgather(e.workers, sign_bytes(e))));
     default:
       return "";
   }

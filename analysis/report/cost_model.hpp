@@ -133,6 +133,8 @@ algorithms::Traffic traffic_of(const Exchange& e);
 //                       (P−1)·8k·β)
 //   gtopk_rounds        (α + 8k·β + merge) per round: ⌊log2 P⌋ rounds; when P is not a power of
 //                       two, a fold in (α + 8k·β + merge) and a fold out (α + 8k·β), one way each
+//   allgathered_signs   an allgather of 8⌈d/64⌉ bytes a rank by the algorithm Open MPI runs (e.g.
+//                       recursive doubling: α·log2 P + (P−1)·8⌈d/64⌉·β)
 //   push_to_peers       α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
 //   neighbour_average   α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a
 //                       ring)

@@ -123,6 +123,66 @@ AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank) {
   return first_below<A>(b, {{4096, A::bruck}, {kAlways, A::neighbor_exchange}});
 }
 
+AllgatherAlgorithm tuned_allgather(int ranks, double bytes_per_rank) {
+  using A = AllgatherAlgorithm;
+  const double b = bytes_per_rank;  // ompi_coll_tuned_allgather_intra_dec_fixed
+  if (ranks == 2) return A::two_procs;
+  if (ranks < 32) return A::recursive_doubling;
+  if (ranks < 64) {
+    return first_below<A>(
+        b, {{1024, A::recursive_doubling}, {65536, A::neighbor_exchange}, {kAlways, A::ring}});
+  }
+  if (ranks < 128) {
+    return first_below<A>(
+        b, {{512, A::recursive_doubling}, {65536, A::neighbor_exchange}, {kAlways, A::ring}});
+  }
+  if (ranks < 256) {
+    return first_below<A>(b, {{512, A::recursive_doubling},
+                              {131072, A::neighbor_exchange},
+                              {524288, A::ring},
+                              {1048576, A::neighbor_exchange},
+                              {kAlways, A::ring}});
+  }
+  if (ranks < 512) {
+    return first_below<A>(b, {{32, A::recursive_doubling},
+                              {128, A::bruck},
+                              {1024, A::recursive_doubling},
+                              {131072, A::neighbor_exchange},
+                              {524288, A::ring},
+                              {1048576, A::neighbor_exchange},
+                              {kAlways, A::ring}});
+  }
+  if (ranks < 1024) {
+    return first_below<A>(b, {{64, A::recursive_doubling},
+                              {256, A::bruck},
+                              {2048, A::recursive_doubling},
+                              {kAlways, A::neighbor_exchange}});
+  }
+  if (ranks < 2048) {
+    return first_below<A>(b, {{4, A::recursive_doubling},
+                              {8, A::bruck},
+                              {16, A::recursive_doubling},
+                              {32, A::bruck},
+                              {256, A::recursive_doubling},
+                              {512, A::bruck},
+                              {4096, A::recursive_doubling},
+                              {kAlways, A::neighbor_exchange}});
+  }
+  if (ranks < 4096) {
+    return first_below<A>(b, {{32, A::bruck},
+                              {128, A::recursive_doubling},
+                              {512, A::bruck},
+                              {4096, A::recursive_doubling},
+                              {kAlways, A::neighbor_exchange}});
+  }
+  return first_below<A>(b, {{2, A::recursive_doubling},
+                            {8, A::bruck},
+                            {16, A::recursive_doubling},
+                            {512, A::bruck},
+                            {4096, A::recursive_doubling},
+                            {kAlways, A::neighbor_exchange}});
+}
+
 double allreduce_seconds(AllreduceAlgorithm algorithm, int p, double n, Transfers& link) {
   if (p <= 1) return 0;
   // Ranks beyond the largest power of two first hand their vector to a partner and get the
@@ -173,6 +233,31 @@ double allgatherv_seconds(AllgathervAlgorithm algorithm, int p, double m, Transf
   return 0;
 }
 
+double allgather_seconds(AllgatherAlgorithm algorithm, int p, double m, Transfers& link) {
+  if (p <= 1) return 0;
+  // The others move blocks as their allgatherv namesakes do.
+  switch (algorithm) {
+    case AllgatherAlgorithm::recursive_doubling: {
+      // Open MPI runs Bruck's instead when P is not a power of two.
+      if (!std::has_single_bit(static_cast<unsigned>(p))) {
+        return allgatherv_seconds(AllgathervAlgorithm::bruck, p, m, link);
+      }
+      double seconds = link.exchange(m);  // step i exchanges the 2^i blocks gathered so far
+      for (int have = 2; have < p; have *= 2) seconds += link.follow_on(have * m);
+      return seconds;
+    }
+    case AllgatherAlgorithm::bruck:
+      return allgatherv_seconds(AllgathervAlgorithm::bruck, p, m, link);
+    case AllgatherAlgorithm::ring:
+      return allgatherv_seconds(AllgathervAlgorithm::ring, p, m, link);
+    case AllgatherAlgorithm::neighbor_exchange:
+      return allgatherv_seconds(AllgathervAlgorithm::neighbor_exchange, p, m, link);
+    case AllgatherAlgorithm::two_procs:
+      return allgatherv_seconds(AllgathervAlgorithm::two_procs, p, m, link);
+  }
+  return 0;
+}
+
 std::string_view name(AllreduceAlgorithm algorithm) {
   switch (algorithm) {
     case AllreduceAlgorithm::basic_linear:
@@ -200,6 +285,22 @@ std::string_view name(AllgathervAlgorithm algorithm) {
     case AllgathervAlgorithm::neighbor_exchange:
       return "neighbor_exchange";
     case AllgathervAlgorithm::two_procs:
+      return "two_procs";
+  }
+  return "";
+}
+
+std::string_view name(AllgatherAlgorithm algorithm) {
+  switch (algorithm) {
+    case AllgatherAlgorithm::recursive_doubling:
+      return "recursive_doubling";
+    case AllgatherAlgorithm::bruck:
+      return "bruck";
+    case AllgatherAlgorithm::ring:
+      return "ring";
+    case AllgatherAlgorithm::neighbor_exchange:
+      return "neighbor_exchange";
+    case AllgatherAlgorithm::two_procs:
       return "two_procs";
   }
   return "";

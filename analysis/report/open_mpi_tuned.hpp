@@ -2,8 +2,9 @@
 // each costs in the α-β model. Open MPI's coll/tuned component picks an algorithm per call from
 // fixed rules on the communicator size and the message size (coll_tuned_decision_fixed.c in
 // v4.1.4, the version Debian 12 ships); the rules below are those, for a commutative operation
-// (MPI_SUM), as the trainer's allreduce is. The cost model prices a dense allreduce and Top-k's
-// allgatherv by the algorithm that actually runs, not by one textbook algorithm for every size.
+// (MPI_SUM), as the trainer's allreduce is. The cost model prices a dense allreduce, Top-k's
+// allgatherv and signSGD's allgather by the algorithm that actually runs, not by one textbook
+// algorithm for every size.
 #pragma once
 
 #include <string_view>
@@ -29,10 +30,20 @@ enum class AllgathervAlgorithm {
   two_procs,          // P = 2: one exchange
 };
 
+enum class AllgatherAlgorithm {
+  recursive_doubling,  // log2 P exchanges of doubling size; Bruck's when P is not a power of two
+  bruck,
+  ring,
+  neighbor_exchange,
+  two_procs,
+};
+
 // The algorithm Open MPI 4.1's fixed rules pick for an allreduce of `bytes` over `ranks` ranks.
 AllreduceAlgorithm tuned_allreduce(int ranks, double bytes);
 // ... for an allgatherv of `bytes_per_rank` on average from each of `ranks` ranks.
 AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank);
+// ... for an allgather of `bytes_per_rank` from each of `ranks` ranks.
+AllgatherAlgorithm tuned_allgather(int ranks, double bytes_per_rank);
 
 // Seconds for the algorithm, every rank's link alike: the steps of the critical path in order,
 // each priced as one message of its size, an exchange or one way (Transfers; α + β·bytes on a
@@ -40,8 +51,11 @@ AllgathervAlgorithm tuned_allgatherv(int ranks, double bytes_per_rank);
 double allreduce_seconds(AllreduceAlgorithm algorithm, int ranks, double bytes, Transfers& link);
 double allgatherv_seconds(AllgathervAlgorithm algorithm, int ranks, double bytes_per_rank,
                           Transfers& link);
+double allgather_seconds(AllgatherAlgorithm algorithm, int ranks, double bytes_per_rank,
+                         Transfers& link);
 
 std::string_view name(AllreduceAlgorithm algorithm);
 std::string_view name(AllgathervAlgorithm algorithm);
+std::string_view name(AllgatherAlgorithm algorithm);
 
 }  // namespace commsgd::report

@@ -73,6 +73,7 @@ TEST(AlgorithmTable, EveryRowsOwnTrafficIsWhatItsCommunicatorCounted) {
       grads[i] = static_cast<float>((i * 13 + static_cast<std::size_t>(comm.rank())) % 11) - 5;
     }
     const std::unique_ptr<Algorithm> algorithm = make_algorithm(config, comm);
+    algorithm->set_layout(std::vector<ParameterLayout>{{0, {30, 50}}, {1500, {1500}}});
     const comm::Traffic before = comm.traffic_with_duplicates();
     algorithm->begin_training(params);
     algorithm->begin_epoch(0);

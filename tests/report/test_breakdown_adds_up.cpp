@@ -26,6 +26,8 @@ const std::vector<Launch>& launches() {
       {"topk", {"--algo", "topk"}, false},
       {"gtopk", {"--algo", "gtopk"}, false},
       {"gaussiank", {"--algo", "gaussiank"}, false},
+      {"signsgd", {"--algo", "signsgd"}, false},
+      {"ef-signsgd", {"--algo", "ef-signsgd"}, false},
       {"sgp", {"--algo", "sgp"}, false},
       {"osgp", {"--algo", "osgp"}, true},
       {"dpsgd", {"--algo", "dpsgd"}, false},

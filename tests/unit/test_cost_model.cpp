@@ -67,6 +67,12 @@ TEST(CostModel, FormulasOfDesignMd) {
   Exchange ring = exchange("dpsgd", "", 8);
   ring.topology = "ring";
   EXPECT_DOUBLE_EQ(communication_seconds(ring, kLink), 0.001 + 2 * 0.004);
+  // Signs: an allgather of 8·⌈1000/64⌉ = 128 bytes a rank. P = 4: recursive doubling, 128 then
+  // 256 bytes; P = 6: Bruck's, 128, 256, then the 256 still missing; P = 2: one exchange.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("signsgd", "", 4), kLink), 0.002 + 0.000384);
+  EXPECT_EQ(priced_as(exchange("signsgd", "", 4)), "allgather recursive_doubling");
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("ef-signsgd", "", 6), kLink), 0.003 + 0.00064);
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("signsgd", "", 2), kLink), 0.001 + 0.000128);
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 1), kLink), 0.0);
   EXPECT_THROW(communication_seconds(exchange("nope", "", 2), kLink), std::invalid_argument);
 }
@@ -165,6 +171,13 @@ TEST(OpenMpiTuned, PicksWhatOpenMpi41Picks) {
   EXPECT_EQ(tuned_allgatherv(16, 300000), G::ring);
   EXPECT_EQ(tuned_allgatherv(32, 200000), G::ring);
   EXPECT_EQ(tuned_allgatherv(2048, 200000), G::neighbor_exchange);
+  using A = AllgatherAlgorithm;
+  EXPECT_EQ(tuned_allgather(2, 34000), A::two_procs);
+  EXPECT_EQ(tuned_allgather(16, 34000), A::recursive_doubling);
+  EXPECT_EQ(tuned_allgather(40, 34000), A::neighbor_exchange);
+  EXPECT_EQ(tuned_allgather(40, 70000), A::ring);
+  EXPECT_EQ(tuned_allgather(300, 100), A::bruck);
+  EXPECT_EQ(tuned_allgather(5000, 1), A::recursive_doubling);
 }
 
 TEST(OpenMpiTuned, EachAlgorithmIsPricedByItsSteps) {

@@ -1,0 +1,72 @@
+#include "algorithms/compressed/ef_signsgd.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "algorithms/stopwatch.hpp"
+#include "kernels/sign_bits.hpp"
+
+namespace commsgd::algorithms {
+
+EfSignSgd::EfSignSgd(comm::Communicator& comm, const AlgorithmConfig& config)
+    : comm_(comm), barrier_(config.barrier_before_communicate) {}
+
+void EfSignSgd::set_layout(std::span<const ParameterLayout> layout) {
+  std::size_t entries = 0;
+  for (const ParameterLayout& p : layout) entries += p.entries();
+  check_layout(layout, entries, "ef-signsgd");
+  layout_.assign(layout.begin(), layout.end());
+  error_.assign(entries, 0.0f);
+  scales_.assign(layout.size(), 0.0f);
+  exchange_.emplace(comm_, entries, layout.size());
+}
+
+void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
+  const std::span<float> g = grads.host("ef-signsgd");
+  if (!exchange_) throw std::logic_error("ef-signsgd: no parameter layout (set_layout)");
+  if (g.size() != error_.size()) {
+    throw std::logic_error("ef-signsgd: the gradient is not the size of the layout");
+  }
+  stats_.entries_sent += g.size();
+  stats_.entries_offered += g.size();
+
+  Stopwatch watch;
+  const std::span<float> p(error_);
+  for (std::size_t i = 0; i < g.size(); ++i) p[i] += g[i];  // p = g + e
+  kernels::pack_signs(p, exchange_->my_signs());
+  for (std::size_t t = 0; t < layout_.size(); ++t) {
+    const std::span<float> p_t = p.subspan(layout_[t].offset, layout_[t].entries());
+    scales_[t] = p_t.empty() ? 0.0f : static_cast<float>(kernels::l1_norm(p_t) / p_t.size());
+    // e = p − Δ: p_t less its scaled sign, where error_ holds p.
+    kernels::add_signs(exchange_->my_signs(), layout_[t].offset, -scales_[t], p_t);
+  }
+  exchange_->set_my_scales(scales_);
+  stats_.select_seconds += watch.restart();
+
+  if (barrier_) {
+    comm_.barrier();
+    stats_.wait_seconds += watch.restart();
+  }
+  exchange_->exchange(stats_);
+  stats_.communicate_seconds += watch.restart();
+
+  std::fill(g.begin(), g.end(), 0.0f);  // g = (1/P) Σ_r Δ_r
+  const float share = 1.0f / static_cast<float>(comm_.size());
+  for (int r = 0; r < comm_.size(); ++r) {
+    const std::vector<float> scales = exchange_->scales_of(r);
+    for (std::size_t t = 0; t < layout_.size(); ++t) {
+      kernels::add_signs(exchange_->signs_of(r), layout_[t].offset, scales[t] * share,
+                         g.subspan(layout_[t].offset, layout_[t].entries()));
+    }
+  }
+}
+
+void EfSignSgd::save_state(StateWriter& out) {
+  out.write(std::span<const float>(error_));
+}
+
+void EfSignSgd::load_state(StateReader& in) {
+  in.read(std::span<float>(error_));
+}
+
+}  // namespace commsgd::algorithms

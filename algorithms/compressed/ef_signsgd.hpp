@@ -1,0 +1,43 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/compressed/sign_allgather.hpp"
+
+namespace commsgd::algorithms {
+
+// EF-signSGD (Karimireddy et al., ICML 2019, Algorithm 1, "EF-SGD", with the scaled sign as its
+// compressor, tensor by tensor as the paper's experiments), the ranks' compressed steps averaged:
+//   p = g + e                            the gradient and what earlier compressions left out
+//   Δ_t = (‖p_t‖₁ / d_t) · sign(p_t)     for each parameter tensor t of d_t entries
+//   e = p − Δ                            the error, fed back next iteration
+//   all (sign(p), scales) to every rank  one allgather: ⌈d/64⌉ words and a float a tensor
+//   g = (1/P) Σ_r Δ_r                    which the optimizer applies with the learning rate
+// The paper's p is γg + e, in units of the step; here e is in units of the gradient, as PyTorch's
+// PowerSGD hook and GRACE keep their residuals: the same iterates at a constant learning rate.
+// The error is the algorithm's state, kept in checkpoints.
+class EfSignSgd : public Algorithm {
+ public:
+  // Uses config.barrier_before_communicate.
+  EfSignSgd(comm::Communicator& comm, const AlgorithmConfig& config);
+
+  void set_layout(std::span<const ParameterLayout> layout) override;
+  void synchronize_gradients(Buffer<float> grads) override;
+  void after_step(Buffer<float>) override {}
+  AlgorithmStats stats() const override { return stats_; }
+  void save_state(StateWriter& out) override;
+  void load_state(StateReader& in) override;
+
+ private:
+  comm::Communicator& comm_;
+  const bool barrier_;
+  std::vector<ParameterLayout> layout_;
+  std::vector<float> error_;   // e, one entry per parameter entry
+  std::vector<float> scales_;  // this rank's ‖p_t‖₁ / d_t
+  std::optional<SignAllgather> exchange_;
+  AlgorithmStats stats_;
+};
+
+}  // namespace commsgd::algorithms

@@ -1,0 +1,64 @@
+#include "algorithms/compressed/sign_allgather.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "algorithms/traffic_meter.hpp"
+#include "kernels/sign_bits.hpp"
+
+namespace commsgd::algorithms {
+
+SignAllgather::SignAllgather(comm::Communicator& comm, std::size_t entries, std::size_t scales)
+    : comm_(comm),
+      sign_words_(kernels::sign_words(entries)),
+      scales_(scales),
+      block_words_(sign_words_ + (scales + 1) / 2),
+      mine_(block_words_, 0),
+      all_(block_words_ * static_cast<std::size_t>(comm.size())) {}
+
+std::span<std::uint64_t> SignAllgather::my_signs() {
+  return std::span(mine_).first(sign_words_);
+}
+
+void SignAllgather::set_my_scales(std::span<const float> scales) {
+  if (scales.size() != scales_) throw std::logic_error("SignAllgather: wrong number of scales");
+  std::memcpy(mine_.data() + sign_words_, scales.data(), scales.size_bytes());
+}
+
+void SignAllgather::exchange(AlgorithmStats& stats) {
+  const TrafficMeter traffic(comm_);
+  comm_.allgather(mine_.data(), all_.data(), bytes_per_rank());
+  traffic.add_to(stats.bytes_sent, stats.bytes_received);
+}
+
+std::span<const std::uint64_t> SignAllgather::block(int rank) const {
+  return std::span(all_).subspan(static_cast<std::size_t>(rank) * block_words_, block_words_);
+}
+
+std::span<const std::uint64_t> SignAllgather::signs_of(int rank) const {
+  return block(rank).first(sign_words_);
+}
+
+std::vector<float> SignAllgather::scales_of(int rank) const {
+  std::vector<float> scales(scales_);
+  std::memcpy(scales.data(), block(rank).data() + sign_words_, scales.size() * sizeof(float));
+  return scales;
+}
+
+void check_layout(std::span<const ParameterLayout> layout, std::size_t entries, const char* who) {
+  std::size_t next = 0;
+  for (const ParameterLayout& p : layout) {
+    if (p.offset != next) {
+      throw std::invalid_argument(std::string(who) + ": the parameter layout has a gap or overlap at entry " +
+                                  std::to_string(next));
+    }
+    next += p.entries();
+  }
+  if (next != entries) {
+    throw std::invalid_argument(std::string(who) + ": the parameter layout covers " +
+                                std::to_string(next) + " entries of " + std::to_string(entries));
+  }
+}
+
+}  // namespace commsgd::algorithms

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/comm/communicator.hpp"
+
+namespace commsgd::algorithms {
+
+// The exchange signSGD and EF-signSGD share: every rank's signs, one bit an entry
+// (kernels/sign_bits.hpp), and its scales, one float a tensor, to every rank in one allgather.
+// A rank's block is its ⌈d/64⌉ words of signs, then its scales two to a word:
+// 8·⌈d/64⌉ + 8·⌈scales/2⌉ bytes.
+class SignAllgather {
+ public:
+  SignAllgather(comm::Communicator& comm, std::size_t entries, std::size_t scales);
+
+  // This rank's block, filled before exchange().
+  std::span<std::uint64_t> my_signs();
+  void set_my_scales(std::span<const float> scales);
+
+  // The allgather; adds the bytes it moved to `stats`.
+  void exchange(AlgorithmStats& stats);
+
+  // Rank r's block, as exchange() brought it.
+  std::span<const std::uint64_t> signs_of(int rank) const;
+  std::vector<float> scales_of(int rank) const;
+
+  std::size_t bytes_per_rank() const { return block_words_ * sizeof(std::uint64_t); }
+
+ private:
+  std::span<const std::uint64_t> block(int rank) const;
+
+  comm::Communicator& comm_;
+  const std::size_t sign_words_;
+  const std::size_t scales_;
+  const std::size_t block_words_;
+  std::vector<std::uint64_t> mine_;
+  std::vector<std::uint64_t> all_;  // the blocks in rank order
+};
+
+// Throws std::invalid_argument unless `layout` lays its parameters back to back from 0 and
+// covers exactly `entries` entries (the flat buffers' order).
+void check_layout(std::span<const ParameterLayout> layout, std::size_t entries, const char* who);
+
+}  // namespace commsgd::algorithms
