@@ -30,7 +30,7 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
   stats_.entries_sent += g.size();
   stats_.entries_offered += g.size();
 
-  Stopwatch watch;
+  const Stopwatch watch;
   const std::span<float> p(error_);
   for (std::size_t i = 0; i < g.size(); ++i) p[i] += g[i];  // p = g + e
   kernels::pack_signs(p, exchange_->my_signs());
@@ -41,14 +41,8 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
     kernels::add_signs(exchange_->my_signs(), layout_[t].offset, -scales_[t], p_t);
   }
   exchange_->set_my_scales(scales_);
-  stats_.select_seconds += watch.restart();
-
-  if (barrier_) {
-    comm_.barrier();
-    stats_.wait_seconds += watch.restart();
-  }
-  exchange_->exchange(stats_);
-  stats_.communicate_seconds += watch.restart();
+  stats_.select_seconds += watch.seconds();
+  exchange_->exchange(stats_, barrier_);
 
   std::fill(g.begin(), g.end(), 0.0f);  // g = (1/P) Σ_r Δ_r
   const float share = 1.0f / static_cast<float>(comm_.size());

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "algorithms/stopwatch.hpp"
 #include "algorithms/traffic_meter.hpp"
 #include "kernels/sign_bits.hpp"
 
@@ -26,10 +27,16 @@ void SignAllgather::set_my_scales(std::span<const float> scales) {
   std::memcpy(mine_.data() + sign_words_, scales.data(), scales.size_bytes());
 }
 
-void SignAllgather::exchange(AlgorithmStats& stats) {
+void SignAllgather::exchange(AlgorithmStats& stats, bool barrier_first) {
+  Stopwatch watch;
+  if (barrier_first) {
+    comm_.barrier();
+    stats.wait_seconds += watch.restart();
+  }
   const TrafficMeter traffic(comm_);
   comm_.allgather(mine_.data(), all_.data(), bytes_per_rank());
   traffic.add_to(stats.bytes_sent, stats.bytes_received);
+  stats.communicate_seconds += watch.seconds();
 }
 
 std::span<const std::uint64_t> SignAllgather::block(int rank) const {

@@ -22,8 +22,10 @@ class SignAllgather {
   std::span<std::uint64_t> my_signs();
   void set_my_scales(std::span<const float> scales);
 
-  // The allgather; adds the bytes it moved to `stats`.
-  void exchange(AlgorithmStats& stats);
+  // The allgather, with a barrier first where `barrier_first` (--barrier-before-communicate):
+  // adds its seconds (the barrier's as wait, the allgather's as communication) and the bytes it
+  // moved to `stats`.
+  void exchange(AlgorithmStats& stats, bool barrier_first);
 
   // Rank r's block, as exchange() brought it.
   std::span<const std::uint64_t> signs_of(int rank) const;

@@ -16,16 +16,10 @@ void SignSgd::synchronize_gradients(Buffer<float> grads) {
   stats_.entries_sent += g.size();
   stats_.entries_offered += g.size();
 
-  Stopwatch watch;
+  const Stopwatch watch;
   kernels::pack_signs(g, exchange_->my_signs());  // s_r = sign(g_r)
-  stats_.select_seconds += watch.restart();
-
-  if (barrier_) {
-    comm_.barrier();
-    stats_.wait_seconds += watch.restart();
-  }
-  exchange_->exchange(stats_);
-  stats_.communicate_seconds += watch.restart();
+  stats_.select_seconds += watch.seconds();
+  exchange_->exchange(stats_, barrier_);
 
   std::fill(g.begin(), g.end(), 0.0f);  // g = sign(Σ_r s_r)
   for (int r = 0; r < comm_.size(); ++r) kernels::add_signs(exchange_->signs_of(r), 0, 1.0f, g);
