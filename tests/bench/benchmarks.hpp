@@ -9,6 +9,7 @@ void add_trainer_overhead(CLI::App& app);
 void add_torchscript_model(CLI::App& app);
 void add_peak_memory(CLI::App& app);
 void add_kernels(CLI::App& app);
+void add_sign_bits(CLI::App& app);
 void add_collectives(CLI::App& app);
 void add_pingpong(CLI::App& app);
 void add_merge(CLI::App& app);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   commsgd::bench::add_torchscript_model(app);
   commsgd::bench::add_peak_memory(app);
   commsgd::bench::add_kernels(app);
+  commsgd::bench::add_sign_bits(app);
   commsgd::bench::add_collectives(app);
   commsgd::bench::add_pingpong(app);
   commsgd::bench::add_merge(app);

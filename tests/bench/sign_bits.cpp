@@ -1,0 +1,88 @@
+// sign-bits: single-thread time of the compressed family's sign kernels (kernels/sign_bits.hpp)
+// on N(0,1) data, against a memory pass over what each must touch, interleaved per repeat so that
+// all see the same machine state:
+// - pack_signs reads x (4d bytes) and writes d/8: against one read of x (count_abs_greater, the
+//   floor of the selector benchmark);
+// - add_signs reads d/8 and reads and writes the decoded floats: against scale(out, 1), which
+//   reads and writes them once;
+// - l1_norm reads x: against the same one read.
+// Target (issue "The baselines every comparison needs"): pack and decode within 2x of their pass.
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "algorithms/stopwatch.hpp"
+#include "kernels/sign_bits.hpp"
+#include "kernels/threshold.hpp"
+#include "kernels/vector_ops.hpp"
+#include "tests/bench/benchmarks.hpp"
+#include "tests/bench/machine.hpp"
+#include "tests/bench/selection_bench.hpp"
+
+namespace commsgd::bench {
+namespace {
+
+struct SignSettings {
+  std::vector<std::size_t> sizes = {1'000'000, 25'000'000};
+  int repeats = 7;
+  std::string db = "results/bench.sqlite";
+};
+
+void run(const SignSettings& s) {
+  std::vector<record::BenchRow> rows;
+  fmt::print("{:>10} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>10} {:>10} {:>10}\n", "d", "read",
+             "pack", "read_write", "decode", "l1", "pack/read", "decode/rw", "l1/read");
+  for (const std::size_t d : s.sizes) {
+    const std::vector<float> x = normal_data(d);
+    std::vector<std::uint64_t> bits(kernels::sign_words(d));
+    std::vector<float> out(d, 0.0f);
+    std::size_t sink = 0;
+    double l1 = 0;
+    std::vector<Candidate> candidates = {
+        {"read", [&] { sink += kernels::count_abs_greater(x, 1.0f); }, {}},
+        {"pack", [&] { kernels::pack_signs(x, bits); }, {}},
+        {"read_write", [&] { kernels::scale(out, 1.0f); }, {}},
+        {"decode", [&] { kernels::add_signs(bits, 0, 1e-3f, out); }, {}},
+        {"l1", [&] { l1 += kernels::l1_norm(x); }, {}}};
+    for (int r = 0; r < s.repeats; ++r) {
+      for (Candidate& c : candidates) {
+        const algorithms::Stopwatch watch;
+        c.run();
+        c.seconds.push_back(watch.seconds());
+      }
+    }
+    if (sink == 0 && l1 == 0) fmt::print("(no data)\n");  // keeps the results in use
+    const nlohmann::json params = {{"d", d}, {"threads", 1}, {"repeats", s.repeats}};
+    std::map<std::string, double> ms;
+    for (const Candidate& c : candidates) {
+      rows.push_back(bench_row("sign_bits", c.name, params, median(c.seconds), "s"));
+      ms[c.name] = 1e3 * median(c.seconds);
+    }
+    const double pack = ms["pack"] / ms["read"], decode = ms["decode"] / ms["read_write"],
+                 l1_ratio = ms["l1"] / ms["read"];
+    rows.push_back(bench_row("sign_bits", "pack_over_read", params, pack, "ratio"));
+    rows.push_back(bench_row("sign_bits", "decode_over_read_write", params, decode, "ratio"));
+    rows.push_back(bench_row("sign_bits", "l1_over_read", params, l1_ratio, "ratio"));
+    fmt::print("{:>10} | {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} | {:>10.2f} {:>10.2f} {:>10.2f}\n",
+               d, ms["read"], ms["pack"], ms["read_write"], ms["decode"], ms["l1"], pack, decode,
+               l1_ratio);
+  }
+  fmt::print("times in ms, median of {} interleaved repeats, one thread\n", s.repeats);
+  record_bench(s.db, rows);
+}
+
+}  // namespace
+
+void add_sign_bits(CLI::App& app) {
+  auto settings = std::make_shared<SignSettings>();
+  CLI::App* cmd = app.add_subcommand(
+      "sign-bits", "Sign packing and decoding (signsgd, ef-signsgd) against a memory pass");
+  cmd->add_option("--sizes", settings->sizes, "Gradient entries d")->capture_default_str();
+  cmd->add_option("--repeats", settings->repeats, "Interleaved repeats")->capture_default_str();
+  cmd->add_option("--db", settings->db, "SQLite file for the bench table")->capture_default_str();
+  cmd->callback([settings] { run(*settings); });
+}
+
+}  // namespace commsgd::bench
