@@ -3,6 +3,7 @@
 # performance page (commsgd-bench, recorded in bench.sqlite with the machine it ran on), then the
 # page, README.md (commsgd-report reproduce results/performance/page.toml):
 #   kernels           each selector against torch::topk and the one-pass floor, one thread
+#   sign-bits         the sign packing and decoding against a memory pass, one thread
 #   collectives       gTop-k's exchange against the allgather and the allreduce, 2, 4 and 8
 #                     ranks over shared memory
 #   trainer-overhead  commsgd-train's iteration against a bare LibTorch loop, one process
@@ -30,6 +31,8 @@ if [ "$train" = yes ]; then
   rm -f "$db"
   echo "== kernels"
   "$bench" kernels --db "$db"
+  echo "== sign-bits"
+  "$bench" sign-bits --db "$db"
   for p in 2 4 8; do
     echo "== collectives, $p ranks"
     "${mpi[@]}" -np "$p" "$bench" collectives --repeats 3 --db "$db"
