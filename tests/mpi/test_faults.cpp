@@ -129,8 +129,8 @@ TEST_F(TrainerRuns, AStoppedRankIsAStallThatEndsTheJobWithItsExitCode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, KilledRank,
-                         ::testing::Values("dense", "topk", "gtopk", "gaussiank", "sgp", "osgp",
-                                           "dpsgd", "adpsgd"));
+                         ::testing::Values("dense", "topk", "gtopk", "gaussiank", "signsgd",
+                                           "ef-signsgd", "sgp", "osgp", "dpsgd", "adpsgd"));
 
 }  // namespace
 }  // namespace commsgd::testing
