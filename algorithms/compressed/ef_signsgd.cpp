@@ -5,6 +5,7 @@
 
 #include "algorithms/stopwatch.hpp"
 #include "kernels/sign_bits.hpp"
+#include "kernels/vector_ops.hpp"
 
 namespace commsgd::algorithms {
 
@@ -12,12 +13,11 @@ EfSignSgd::EfSignSgd(comm::Communicator& comm, const AlgorithmConfig& config)
     : comm_(comm), barrier_(config.barrier_before_communicate) {}
 
 void EfSignSgd::set_layout(std::span<const ParameterLayout> layout) {
-  std::size_t entries = 0;
-  for (const ParameterLayout& p : layout) entries += p.entries();
-  check_layout(layout, entries, "ef-signsgd");
+  const std::size_t entries = layout_entries(layout, "ef-signsgd");
   layout_.assign(layout.begin(), layout.end());
   error_.assign(entries, 0.0f);
   scales_.assign(layout.size(), 0.0f);
+  received_scales_.assign(layout.size(), 0.0f);
   exchange_.emplace(comm_, entries, layout.size());
 }
 
@@ -32,7 +32,7 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
 
   const Stopwatch watch;
   const std::span<float> p(error_);
-  for (std::size_t i = 0; i < g.size(); ++i) p[i] += g[i];  // p = g + e
+  kernels::add_blocks(p, g, 1.0f);  // p = g + e
   kernels::pack_signs(p, exchange_->my_signs());
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const std::span<float> p_t = p.subspan(layout_[t].offset, layout_[t].entries());
@@ -47,9 +47,9 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
   std::fill(g.begin(), g.end(), 0.0f);  // g = (1/P) Σ_r Δ_r
   const float share = 1.0f / static_cast<float>(comm_.size());
   for (int r = 0; r < comm_.size(); ++r) {
-    const std::vector<float> scales = exchange_->scales_of(r);
+    exchange_->copy_scales_of(r, received_scales_);
     for (std::size_t t = 0; t < layout_.size(); ++t) {
-      kernels::add_signs(exchange_->signs_of(r), layout_[t].offset, scales[t] * share,
+      kernels::add_signs(exchange_->signs_of(r), layout_[t].offset, received_scales_[t] * share,
                          g.subspan(layout_[t].offset, layout_[t].entries()));
     }
   }

@@ -36,6 +36,7 @@ class EfSignSgd : public Algorithm {
   std::vector<ParameterLayout> layout_;
   std::vector<float> error_;   // e, one entry per parameter entry
   std::vector<float> scales_;  // this rank's ‖p_t‖₁ / d_t
+  std::vector<float> received_scales_;  // a rank's, as the allgather brought them
   std::optional<SignAllgather> exchange_;
   AlgorithmStats stats_;
 };

@@ -47,25 +47,22 @@ std::span<const std::uint64_t> SignAllgather::signs_of(int rank) const {
   return block(rank).first(sign_words_);
 }
 
-std::vector<float> SignAllgather::scales_of(int rank) const {
-  std::vector<float> scales(scales_);
-  std::memcpy(scales.data(), block(rank).data() + sign_words_, scales.size() * sizeof(float));
-  return scales;
+void SignAllgather::copy_scales_of(int rank, std::span<float> scales) const {
+  if (scales.size() != scales_) throw std::logic_error("SignAllgather: wrong number of scales");
+  std::memcpy(scales.data(), block(rank).data() + sign_words_, scales.size_bytes());
 }
 
-void check_layout(std::span<const ParameterLayout> layout, std::size_t entries, const char* who) {
+std::size_t layout_entries(std::span<const ParameterLayout> layout, const char* who) {
   std::size_t next = 0;
   for (const ParameterLayout& p : layout) {
     if (p.offset != next) {
-      throw std::invalid_argument(std::string(who) + ": the parameter layout has a gap or overlap at entry " +
+      throw std::invalid_argument(std::string(who) +
+                                  ": the parameter layout has a gap or overlap at entry " +
                                   std::to_string(next));
     }
     next += p.entries();
   }
-  if (next != entries) {
-    throw std::invalid_argument(std::string(who) + ": the parameter layout covers " +
-                                std::to_string(next) + " entries of " + std::to_string(entries));
-  }
+  return next;
 }
 
 }  // namespace commsgd::algorithms

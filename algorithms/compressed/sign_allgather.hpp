@@ -29,7 +29,7 @@ class SignAllgather {
 
   // Rank r's block, as exchange() brought it.
   std::span<const std::uint64_t> signs_of(int rank) const;
-  std::vector<float> scales_of(int rank) const;
+  void copy_scales_of(int rank, std::span<float> scales) const;  // its scales into `scales`
 
   std::size_t bytes_per_rank() const { return block_words_ * sizeof(std::uint64_t); }
 
@@ -44,8 +44,8 @@ class SignAllgather {
   std::vector<std::uint64_t> all_;  // the blocks in rank order
 };
 
-// Throws std::invalid_argument unless `layout` lays its parameters back to back from 0 and
-// covers exactly `entries` entries (the flat buffers' order).
-void check_layout(std::span<const ParameterLayout> layout, std::size_t entries, const char* who);
+// The entries `layout` covers; throws std::invalid_argument, naming `who`, unless it lays its
+// parameters back to back from 0 (the flat buffers' order).
+std::size_t layout_entries(std::span<const ParameterLayout> layout, const char* who);
 
 }  // namespace commsgd::algorithms
