@@ -77,6 +77,10 @@ struct ParameterLayout {
   }
 };
 
+// The entries `layout` covers; throws std::logic_error, naming `who`, unless it lays its
+// parameters back to back from 0 (the flat buffers' order).
+std::size_t layout_entries(std::span<const ParameterLayout> layout, const char* who);
+
 // The one interface the trainer drives, at fixed points of every iteration (docs/design.md,
 // "Algorithm interface"):
 //   backward -> synchronize_gradients(grads) -> optimizer step -> after_step(params)
@@ -183,6 +187,10 @@ struct AlgorithmConfig {
   OsgpOverlap osgp_overlap = OsgpOverlap::bounded_staleness;
   int max_staleness = 1;  // osgp, bounded staleness: iterations a rank may run ahead of arrivals
   int synch_freq = 0;     // osgp, one in flight: steps without the exchange before waiting for it
+  // PowerSGD: the rank of each compressed matrix's approximation, and the iterations allreduced
+  // uncompressed before compression starts.
+  int powersgd_rank = 1;
+  long powersgd_start_iter = 0;
 };
 
 }  // namespace commsgd::algorithms

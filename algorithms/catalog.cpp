@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/compressed/ef_signsgd.hpp"
+#include "algorithms/compressed/powersgd.hpp"
 #include "algorithms/compressed/signsgd.hpp"
 #include "algorithms/dense.hpp"
 #include "algorithms/gossip/adpsgd.hpp"
@@ -34,6 +35,10 @@ std::unique_ptr<Algorithm> make_signsgd(const AlgorithmConfig& c, comm::Communic
 
 std::unique_ptr<Algorithm> make_ef_signsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
   return std::make_unique<EfSignSgd>(comm, c);
+}
+
+std::unique_ptr<Algorithm> make_powersgd(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<PowerSgd>(comm, c);
 }
 
 std::unique_ptr<Topology> topology_of(const AlgorithmConfig& c, const comm::Communicator& comm) {
@@ -100,6 +105,12 @@ ExtensionTable<AlgorithmRow>& rows() {
            .summary = "signs scaled by each tensor's mean |entry|, with error feedback",
            .traffic = Traffic::allgathered_signs,
            .make = make_ef_signsgd},
+          {.name = "powersgd",
+           .family = Family::compressed,
+           .summary = "each weight matrix as rank-r factors P, Q, two allreduces; error feedback",
+           .takes_low_rank = true,
+           .traffic = Traffic::allreduced_factors,
+           .make = make_powersgd},
           {.name = "sgp",
            .family = Family::gossip,
            .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
@@ -246,6 +257,15 @@ std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
     refuse(those_set({{"--osgp-overlap", one_in_flight}, {"--synch-freq", config.synch_freq != 0}}),
            "--osgp-overlap one-in-flight and --synch-freq",
            rows_taking(&AlgorithmRow::takes_overlap));
+  }
+  const AlgorithmConfig defaults;
+  if ((config.powersgd_rank != defaults.powersgd_rank ||
+       config.powersgd_start_iter != defaults.powersgd_start_iter) &&
+      !row.takes_low_rank) {
+    refuse(those_set({{"--powersgd-rank", config.powersgd_rank != defaults.powersgd_rank},
+                      {"--powersgd-start-iter",
+                       config.powersgd_start_iter != defaults.powersgd_start_iter}}),
+           "--powersgd-rank and --powersgd-start-iter", rows_taking(&AlgorithmRow::takes_low_rank));
   }
   if (row.family != Family::dense && config.wire != comm::DataType::f32) {
     refuse({"--wire-dtype"}, "--wire-dtype", family_text(Family::dense));

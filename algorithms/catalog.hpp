@@ -33,6 +33,7 @@ struct AlgorithmRow {
   std::string_view topology = {};
   bool takes_directed_mixing = false;  // --gossip-mixing directed
   bool takes_overlap = false;          // --osgp-overlap, --max-staleness, --synch-freq
+  bool takes_low_rank = false;         // --powersgd-rank, --powersgd-start-iter
   // --barrier-before-communicate: a gossip row whose rounds the training thread waits for.
   bool rounds_block_training = false;
   // What an iteration sends and which thread sends it, for commsgd-report's cost model.

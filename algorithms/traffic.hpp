@@ -13,6 +13,8 @@ enum class Traffic {
   allgathered_sets,    // every rank's selected set to every rank: the sizes, then the sets
   gtopk_rounds,        // ⌊log2 P⌋ exchanges of a set, each merged; folds beyond a power of two
   allgathered_signs,   // every rank's signs, a bit an entry, to every rank (and a scale a tensor)
+  allreduced_factors,  // low rank: the uncompressed rest and every P in one allreduce, the Q's in
+                       // one
   push_to_peers,       // a share of (x, w) to each out-peer of the round, sent at once
   neighbour_average,   // x to each neighbour the topology gives this iteration
   pairwise_average,    // x both ways with one peer

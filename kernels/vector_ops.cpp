@@ -40,6 +40,12 @@ void add_blocks(std::span<float> x, std::span<const float> blocks, float share) 
   }
 }
 
+void subtract(std::span<float> x, std::span<const float> y) {
+  float* __restrict mine = x.data();
+  const float* __restrict other = y.data();
+  for (std::size_t i = 0; i < x.size(); ++i) mine[i] -= other[i];
+}
+
 void add_difference(std::span<float> x, std::span<const float> a, std::span<const float> b) {
   float* __restrict mine = x.data();
   const float* __restrict plus = a.data();

@@ -17,6 +17,9 @@ double squared_distance(std::span<const float> a, std::span<const float> b);
 // back to back, added in order (share 1: a plain sum, exactly).
 void add_blocks(std::span<float> x, std::span<const float> blocks, float share);
 
+// x −= y (sizes equal).
+void subtract(std::span<float> x, std::span<const float> y);
+
 // x += a − b, the difference rounded first (sizes equal).
 void add_difference(std::span<float> x, std::span<const float> a, std::span<const float> b);
 

@@ -305,8 +305,9 @@ void declare_run_options(Declarations& d) {
           "of its node-local rank, modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm "
           "keeps the gradient, momentum and parameters there and communicates over NCCL (over "
           "MPI through host memory where ranks share a GPU); the sparse family with the "
-          "original code's selectors or a gradient or norm study, and signsgd and ef-signsgd "
-          "(no CUDA kernels yet), work on host copies over MPI. The run record's backend column "
+          "original code's selectors or a gradient or norm study, and the compressed "
+          "algorithms (no CUDA kernels yet), work on host copies over MPI. The run record's "
+          "backend column "
           "says which. cuda and cuda:N need commsgd-train "
           "and its LibTorch built with CUDA")
       ->group(run);
@@ -385,6 +386,26 @@ void declare_sparse_options(Declarations& d) {
         c.error_feedback = !o.no_error_feedback;
       })
       ->group(sparse);
+}
+
+// The compressed family's knobs: PowerSGD's, as its PyTorch hook names them.
+void declare_compressed_options(Declarations& d) {
+  using algorithms::algorithm_list, algorithms::Family;
+  const std::string compressed =
+      "Compressed algorithms (" + algorithm_list(Family::compressed) + ")";
+  d.value("--powersgd-rank", &Options::powersgd_rank,
+          "powersgd: rank r of each compressed matrix's approximation P·Qᵀ (the hook's "
+          "matrix_approximation_rank); a matrix n × m is compressed where (n + m)·r·2 < n·m, "
+          "the rest is allreduced as it is")
+      .into(&algorithms::AlgorithmConfig::powersgd_rank)
+      ->check(kPositive)
+      ->group(compressed);
+  d.value("--powersgd-start-iter", &Options::powersgd_start_iter,
+          "powersgd: iterations that allreduce the whole gradient before compression starts "
+          "(the hook's start_powerSGD_iter, whose default is 1000; 0: compress from the first)")
+      .into(&algorithms::AlgorithmConfig::powersgd_start_iter)
+      ->check(kNonNegative)
+      ->group(compressed);
 }
 
 // The gossip family's knobs, on who averages with whom and how far exchanges may lag.
@@ -706,6 +727,7 @@ void declare_options(Declarations& d) {
   declare_run_options(d);
   declare_dense_options(d);
   declare_sparse_options(d);
+  declare_compressed_options(d);
   declare_gossip_options(d);
   declare_model_options(d);
   declare_data_options(d);

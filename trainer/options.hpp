@@ -104,6 +104,9 @@ struct Options {
   std::string selector;
   std::string aggregation;
   bool no_error_feedback = false;
+  // Compressed algorithms
+  int powersgd_rank = 1;
+  long powersgd_start_iter = 0;
   // Gossip algorithms
   std::string topology;
   int peers_per_iter = 1;

@@ -195,7 +195,11 @@ Setup set_up(const Options& o, comm::Communicator& comm, const comm::Placement& 
   const bool on_gpu = s.device.is_cuda() && s.algorithm->works_in(kernels::Memory::cuda);
   s.flat = std::make_unique<FlatParameters>(
       *s.model, on_gpu ? FlatParameters::Staging::never : FlatParameters::Staging::when_needed);
-  s.algorithm->set_layout(s.flat->layout());
+  try {
+    s.algorithm->set_layout(s.flat->layout());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());  // an option that does not fit the model (--powersgd-rank)
+  }
 
   if (s.dataset.text) {
     set_up_token_streams(o, comm, s);

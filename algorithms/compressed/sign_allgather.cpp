@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <stdexcept>
-#include <string>
 
 #include "algorithms/stopwatch.hpp"
 #include "algorithms/traffic_meter.hpp"
@@ -50,19 +49,6 @@ std::span<const std::uint64_t> SignAllgather::signs_of(int rank) const {
 void SignAllgather::copy_scales_of(int rank, std::span<float> scales) const {
   if (scales.size() != scales_) throw std::logic_error("SignAllgather: wrong number of scales");
   std::memcpy(scales.data(), block(rank).data() + sign_words_, scales.size_bytes());
-}
-
-std::size_t layout_entries(std::span<const ParameterLayout> layout, const char* who) {
-  std::size_t next = 0;
-  for (const ParameterLayout& p : layout) {
-    if (p.offset != next) {
-      throw std::invalid_argument(std::string(who) +
-                                  ": the parameter layout has a gap or overlap at entry " +
-                                  std::to_string(next));
-    }
-    next += p.entries();
-  }
-  return next;
 }
 
 }  // namespace commsgd::algorithms

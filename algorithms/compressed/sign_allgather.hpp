@@ -44,8 +44,4 @@ class SignAllgather {
   std::vector<std::uint64_t> all_;  // the blocks in rank order
 };
 
-// The entries `layout` covers; throws std::invalid_argument, naming `who`, unless it lays its
-// parameters back to back from 0 (the flat buffers' order).
-std::size_t layout_entries(std::span<const ParameterLayout> layout, const char* who);
-
 }  // namespace commsgd::algorithms

@@ -37,6 +37,13 @@ double sign_bytes(const Exchange& e) {
   return 8 * std::ceil(e.parameters / 64);
 }
 
+// PowerSGD's two allreduces a step (the uncompressed rest and the P's, then the Q's), k entries
+// of float32 in all: the record keeps k (entries sent a step), not how it splits, so each is
+// priced as half of it.
+double factor_bytes(const Exchange& e) {
+  return 4 * e.entries / 2;
+}
+
 int dpsgd_neighbours(const Exchange& e) {
   if (e.topology == "ring") return std::min(2, e.workers - 1);
   if (e.topology == "complete") return e.workers - 1;
@@ -190,6 +197,10 @@ double communication_seconds(const Exchange& e, const Link& link, double idle_se
       const double block = sign_bytes(e);
       return allgather_seconds(tuned_allgather(p, block), p, block, transfers);
     }
+    case Traffic::allreduced_factors: {
+      const double half = factor_bytes(e);
+      return 2 * allreduce_seconds(tuned_allreduce(p, half), p, half, transfers);
+    }
     case Traffic::push_to_peers:
       return transfers.exchange(e.peers_per_iter * 4 * (d + 1));
     case Traffic::neighbour_average:
@@ -212,6 +223,8 @@ std::string priced_as(const Exchange& e) {
       return fmt::format("allgatherv {}", name(tuned_allgatherv(e.workers, set_bytes(e))));
     case algorithms::Traffic::allgathered_signs:
       return fmt::format("allgather {}", name(tuned_allgather(e.workers, sign_bytes(e))));
+    case algorithms::Traffic::allreduced_factors:
+      return fmt::format("2 allreduce {}", name(tuned_allreduce(e.workers, factor_bytes(e))));
     default:
       return "";
   }

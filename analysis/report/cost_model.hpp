@@ -103,7 +103,7 @@ struct Exchange {
   std::string topology;     // gossip family
   int workers = 1;
   double parameters = 0;   // d
-  double entries = 0;      // sparse family: entries each worker contributes (k, or achieved)
+  double entries = 0;      // sparse family and powersgd: entries each worker sends (k, or achieved)
   double wire_bytes = 4;   // dense: bytes per entry on the wire (fp32 4, fp16/bf16 2)
   double buckets = 1;      // dense: allreduces per iteration
   bool bucketed = false;   // dense: --bucket-mb > 0, the allreduces on the engine's thread
@@ -135,6 +135,9 @@ algorithms::Traffic traffic_of(const Exchange& e);
 //                       two, a fold in (α + 8k·β + merge) and a fold out (α + 8k·β), one way each
 //   allgathered_signs   an allgather of 8⌈d/64⌉ bytes a rank by the algorithm Open MPI runs (e.g.
 //                       recursive doubling: α·log2 P + (P−1)·8⌈d/64⌉·β)
+//   allreduced_factors  two allreduces of 4k/2 bytes, k the entries a rank sends a step (the
+//                       rest, the P's and the Q's; the record keeps their sum), by the algorithm
+//                       Open MPI runs for that size
 //   push_to_peers       α + n·4(d+1)·β, a share of (x, w) to each of n out-peers
 //   neighbour_average   α + m·4d·β, m neighbours (1 on the bipartite-exponential graph, 2 on a
 //                       ring)

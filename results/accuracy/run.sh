@@ -9,8 +9,11 @@
 #                           1 iteration of staleness (results/sgp/run.sh says why this graph)
 #   dpsgd                   that code's D-PSGD baseline: bipartite pairs, directed mixing
 #   adpsgd                  its defaults (bipartite graph, symmetric pairwise averaging)
+#   signsgd                 lr 0.0005: a sign step moves every entry by the learning rate
+#   ef-signsgd              the config's lr (its steps are scaled by the mean |entry|)
+#   powersgd                rank 2, compressing from the first iteration
 # Writes accuracy.md (each seed's final validation top-1, the mean, the difference from dense in
-# points) and runs.sqlite into OUT (default: this directory). About 8 minutes on 2 cores.
+# points) and runs.sqlite into OUT (default: this directory). About 12 minutes on 2 cores.
 # --tables-only: only redraw accuracy.md from OUT/runs.sqlite.
 # Needs Debian's dataset-fashion-mnist (scripts/install-deps.sh). From a clean clone:
 #   cmake --preset release && cmake --build --preset release && results/accuracy/run.sh
@@ -25,12 +28,14 @@ as_root=()
 if [ "$train" = yes ]; then
   rm -f "$db"
   for seed in 1 2; do
-    for algo in dense topk gtopk gaussiank sgp osgp dpsgd adpsgd; do
+    for algo in dense topk gtopk gaussiank signsgd ef-signsgd powersgd sgp osgp dpsgd adpsgd; do
       case $algo in
         topk | gtopk | gaussiank) setting=(--density-schedule 0:0.004,1:0.001) ;;
         sgp) setting=(--topology exponential-two-sided-distinct) ;;
         osgp) setting=(--topology exponential-two-sided-distinct --max-staleness 1) ;;
         dpsgd) setting=(--topology bipartite-exponential-pairs --gossip-mixing directed) ;;
+        signsgd) setting=(--lr 0.0005) ;;
+        powersgd) setting=(--powersgd-rank 2) ;;
         *) setting=() ;;
       esac
       echo "== $algo, seed $seed"
@@ -54,6 +59,7 @@ fi
          printf('%+.2f', p.mean - d.mean) AS vs_dense_points
   FROM per_algo p, dense d
   ORDER BY CASE p.algo WHEN 'dense' THEN 0 WHEN 'topk' THEN 1 WHEN 'gtopk' THEN 2
-           WHEN 'gaussiank' THEN 3 WHEN 'sgp' THEN 4 WHEN 'osgp' THEN 5 WHEN 'dpsgd' THEN 6
-           ELSE 7 END" "$db" >"$out/accuracy.md"
+           WHEN 'gaussiank' THEN 3 WHEN 'signsgd' THEN 4 WHEN 'ef-signsgd' THEN 5
+           WHEN 'powersgd' THEN 6 WHEN 'sgp' THEN 7 WHEN 'osgp' THEN 8 WHEN 'dpsgd' THEN 9
+           ELSE 10 END" "$db" >"$out/accuracy.md"
 cat "$out/accuracy.md"

@@ -40,7 +40,7 @@ Measured exchange_once(const std::string& algo, bool barrier) {
   config.density = 0.01;
   config.barrier_before_communicate = barrier;
   const std::unique_ptr<Algorithm> algorithm = make_algorithm(config, comm);
-  algorithm->set_layout(std::vector<ParameterLayout>{{0, {static_cast<std::int64_t>(kEntries)}}});
+  algorithm->set_layout(std::vector<ParameterLayout>{{0, {50, 100}}});  // a matrix, for powersgd
   Measured m;
   m.rank = comm.rank();
   m.grads.resize(kEntries);
@@ -70,7 +70,7 @@ TEST_P(BarrierBeforeCommunicate, TheWaitForTheSlowestRankIsWaitNotCommunication)
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, BarrierBeforeCommunicate,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "signsgd",
-                                           "ef-signsgd"));
+                                           "ef-signsgd", "powersgd"));
 
 // sgp and dpsgd mix the parameters after the step, in a round the training thread waits for: all
 // of it is wait, and without the barrier the wait for the slowest rank is communication too.

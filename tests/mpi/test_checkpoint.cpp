@@ -177,7 +177,8 @@ TEST_P(ExactResume, StoppedBySigtermAndResumedMatchesAnUninterruptedRunBitForBit
 
 INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "signsgd",
-                                           "ef-signsgd", "sgp", "dpsgd", "lstm", "torchscript"));
+                                           "ef-signsgd", "powersgd", "sgp", "dpsgd", "lstm",
+                                           "torchscript"));
 
 // osgp and adpsgd cannot match bit for bit: their comm threads run on their own clocks (osgp's
 // exchanges land when they land; adpsgd's ranks run different numbers of iterations). Resuming

@@ -157,7 +157,7 @@ TEST(EfSignSgd, RefusesALayoutWithAGap) {
   comm::MpiCommunicator comm;
   EfSignSgd algorithm(comm, AlgorithmConfig{});
   EXPECT_THROW(algorithm.set_layout(std::vector<ParameterLayout>{{0, {10}}, {12, {4}}}),
-               std::invalid_argument);
+               std::logic_error);
 }
 
 }  // namespace

@@ -130,7 +130,8 @@ TEST_F(TrainerRuns, AStoppedRankIsAStallThatEndsTheJobWithItsExitCode) {
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, KilledRank,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "signsgd",
-                                           "ef-signsgd", "sgp", "osgp", "dpsgd", "adpsgd"));
+                                           "ef-signsgd", "powersgd", "sgp", "osgp", "dpsgd",
+                                           "adpsgd"));
 
 }  // namespace
 }  // namespace commsgd::testing

@@ -73,6 +73,11 @@ TEST(CostModel, FormulasOfDesignMd) {
   EXPECT_EQ(priced_as(exchange("signsgd", "", 4)), "allgather recursive_doubling");
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("ef-signsgd", "", 6), kLink), 0.003 + 0.00064);
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("signsgd", "", 2), kLink), 0.001 + 0.000128);
+  // PowerSGD: two allreduces of half of the 4·10 bytes a rank sends; P = 4, recursive doubling,
+  // 2·(α + 20β) each.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("powersgd", "", 4), kLink),
+                   2 * 2 * (0.001 + 20e-6));
+  EXPECT_EQ(priced_as(exchange("powersgd", "", 4)), "2 allreduce recursive_doubling");
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 1), kLink), 0.0);
   EXPECT_THROW(communication_seconds(exchange("nope", "", 2), kLink), std::invalid_argument);
 }

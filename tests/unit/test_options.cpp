@@ -116,7 +116,7 @@ constexpr std::size_t field_count() {
 // of AlgorithmConfig is set below, away from its default, by an option: a field that no option
 // feeds would keep its default silently.
 TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
-  EXPECT_EQ(field_count<algorithms::AlgorithmConfig>(), 18u)
+  EXPECT_EQ(field_count<algorithms::AlgorithmConfig>(), 20u)
       << "AlgorithmConfig's fields changed: a new field needs a declaration .into() it "
          "(trainer/options.cpp) and a check here";
   const auto sparse = algorithm_config(parse(
@@ -148,6 +148,11 @@ TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
   EXPECT_EQ(algorithm_config(parse({"--algo", "osgp", "--max-staleness", "4"})).max_staleness, 4);
   EXPECT_EQ(algorithm_config(parse({"--algo", "dpsgd", "--gossip-mixing", "directed"})).mixing,
             algorithms::GossipMixing::directed);
+
+  const auto powersgd = algorithm_config(
+      parse({"--algo", "powersgd", "--powersgd-rank", "4", "--powersgd-start-iter", "100"}));
+  EXPECT_EQ(powersgd.powersgd_rank, 4);
+  EXPECT_EQ(powersgd.powersgd_start_iter, 100);
 }
 
 // A config file may hold the options of several algorithms (a paper's config runs each algorithm
@@ -158,7 +163,7 @@ TEST(Options, AConfigFileLeavesOutWhatTheAlgorithmDoesNotTake) {
       "commsgd_options_several_algorithms.toml",
       "lr = 0.2\nselector = \"exact\"\ngrad-stats-every = 5\nwire-dtype = \"fp16\"\n"
       "topology = \"ring\"\ngossip-mixing = \"directed\"\nosgp-overlap = \"one-in-flight\"\n"
-      "synch-freq = 2\n");
+      "synch-freq = 2\npowersgd-rank = 2\n");
   using Keys = std::set<std::string>;
   const auto left_out = [](const Options& o) {
     Keys keys;
@@ -167,8 +172,8 @@ TEST(Options, AConfigFileLeavesOutWhatTheAlgorithmDoesNotTake) {
   };
 
   const Options dense = parse({"--config", cfg.string(), "--algo", "dense"});
-  EXPECT_EQ(left_out(dense), (Keys{"gossip_mixing", "grad_stats_every", "osgp_overlap", "selector",
-                                   "synch_freq", "topology"}));
+  EXPECT_EQ(left_out(dense), (Keys{"gossip_mixing", "grad_stats_every", "osgp_overlap",
+                                   "powersgd_rank", "selector", "synch_freq", "topology"}));
   EXPECT_EQ(dense.topology, "");
   EXPECT_EQ(dense.selector, "");
   EXPECT_EQ(dense.grad_stats_every, 0);
@@ -181,21 +186,27 @@ TEST(Options, AConfigFileLeavesOutWhatTheAlgorithmDoesNotTake) {
   EXPECT_NE(dense.left_out.at("topology").find("not --algo dense"), std::string::npos);
 
   const Options topk = parse({"--config", cfg.string(), "--algo", "topk"});
-  EXPECT_EQ(left_out(topk),
-            (Keys{"gossip_mixing", "osgp_overlap", "synch_freq", "topology", "wire_dtype"}));
+  EXPECT_EQ(left_out(topk), (Keys{"gossip_mixing", "osgp_overlap", "powersgd_rank", "synch_freq",
+                                  "topology", "wire_dtype"}));
   EXPECT_EQ(topk.selector, "exact");
   EXPECT_EQ(topk.grad_stats_every, 5);
   EXPECT_EQ(topk.wire_dtype, comm::DataType::f32);
 
   const Options osgp = parse({"--config", cfg.string(), "--algo", "osgp"});
-  EXPECT_EQ(left_out(osgp), (Keys{"gossip_mixing", "grad_stats_every", "selector", "wire_dtype"}));
+  EXPECT_EQ(left_out(osgp),
+            (Keys{"gossip_mixing", "grad_stats_every", "powersgd_rank", "selector", "wire_dtype"}));
   EXPECT_EQ(osgp.topology, "ring");
   EXPECT_EQ(osgp.osgp_overlap, algorithms::OsgpOverlap::one_in_flight);
   EXPECT_EQ(osgp.synch_freq, 2);
 
   const Options dpsgd = parse({"--config", cfg.string(), "--algo", "dpsgd"});
-  EXPECT_EQ(left_out(dpsgd),
-            (Keys{"grad_stats_every", "osgp_overlap", "selector", "synch_freq", "wire_dtype"}));
+  EXPECT_EQ(left_out(dpsgd), (Keys{"grad_stats_every", "osgp_overlap", "powersgd_rank", "selector",
+                                   "synch_freq", "wire_dtype"}));
+
+  const Options powersgd = parse({"--config", cfg.string(), "--algo", "powersgd"});
+  EXPECT_EQ(left_out(powersgd), (Keys{"gossip_mixing", "grad_stats_every", "osgp_overlap",
+                                      "selector", "synch_freq", "topology", "wire_dtype"}));
+  EXPECT_EQ(powersgd.powersgd_rank, 2);
   EXPECT_EQ(dpsgd.gossip_mixing, algorithms::GossipMixing::directed);
 
   // The run's config in its record: the options as used, and what was left out of the file.

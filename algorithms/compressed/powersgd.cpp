@@ -1,0 +1,186 @@
+#include "algorithms/compressed/powersgd.hpp"
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "algorithms/stopwatch.hpp"
+#include "algorithms/traffic_meter.hpp"
+#include "kernels/vector_ops.hpp"
+
+namespace commsgd::algorithms {
+namespace {
+
+// The hook's min_compression_rate: a matrix is compressed where its factors are less than half
+// its size.
+constexpr std::size_t kMinCompressionRate = 2;
+
+bool worth_compressing(std::size_t rows, std::size_t cols, std::size_t rank) {
+  return (rows + cols) * rank * kMinCompressionRate < rows * cols;
+}
+
+// The largest rank at which an n × m matrix is worth compressing (0: none).
+std::size_t largest_rank(std::size_t rows, std::size_t cols) {
+  std::size_t rank = 0;
+  while (worth_compressing(rows, cols, rank + 1)) ++rank;
+  return rank;
+}
+
+}  // namespace
+
+PowerSgd::PowerSgd(comm::Communicator& comm, const AlgorithmConfig& config)
+    : comm_(comm),
+      rank_(static_cast<std::size_t>(config.powersgd_rank)),
+      start_iteration_(config.powersgd_start_iter),
+      seed_(config.seed),
+      barrier_(config.barrier_before_communicate) {
+  if (config.powersgd_rank < 1) throw std::invalid_argument("--powersgd-rank: must be > 0");
+  if (config.powersgd_start_iter < 0) {
+    throw std::invalid_argument("--powersgd-start-iter: must be >= 0");
+  }
+}
+
+void PowerSgd::set_layout(std::span<const ParameterLayout> layout) {
+  const std::size_t entries = layout_entries(layout, "powersgd");
+  std::size_t p_entries = 0, q_entries = 0, most = 0;
+  for (const ParameterLayout& parameter : layout) {
+    // The hook's view: the first dimension the rows, the rest the columns (a vector: one column).
+    const std::size_t count = parameter.entries();
+    const std::size_t rows =
+        parameter.shape.empty() ? 1 : static_cast<std::size_t>(parameter.shape[0]);
+    const std::size_t cols = rows == 0 ? 0 : count / rows;
+    const std::size_t rank = std::min({rows, cols, rank_});
+    most = std::max(most, largest_rank(rows, cols));
+    if (count > 0 && worth_compressing(rows, cols, rank)) {
+      matrices_.push_back({parameter.offset, {rows, cols, rank}, p_entries, q_entries});
+      p_entries += rows * rank;
+      q_entries += cols * rank;
+    } else {
+      rest_.push_back({parameter.offset, count});
+      rest_entries_ += count;
+    }
+  }
+  if (matrices_.empty()) {
+    throw std::invalid_argument(
+        most == 0 ? "--algo powersgd: no parameter of this model is worth compressing, even at "
+                    "rank 1 (a matrix n × m is where (n + m)·r·2 < n·m)"
+                  : "--powersgd-rank " + std::to_string(rank_) +
+                        ": no parameter of this model is worth compressing at that rank (a "
+                        "matrix n × m is where (n + m)·r·2 < n·m); the largest rank any allows "
+                        "is " +
+                        std::to_string(most));
+  }
+  error_.assign(entries, 0.0f);
+  rest_and_ps_.assign(rest_entries_ + p_entries, 0.0f);
+  qs_.assign(q_entries, 0.0f);
+}
+
+std::span<const float> PowerSgd::p_factors() const {
+  return std::span(rest_and_ps_).subspan(rest_entries_);
+}
+
+void PowerSgd::synchronize_gradients(Buffer<float> grads) {
+  const std::span<float> g = grads.host("powersgd");
+  if (g.size() != error_.size() || g.empty()) {
+    throw std::logic_error("powersgd: the gradient is not the size of the layout (set_layout)");
+  }
+  stats_.entries_offered += g.size();
+  // Entries sent: the whole gradient before the start iteration, the rest and factors after.
+  stats_.entries_sent += iteration_ < start_iteration_ ? g.size() : compressed_entries();
+  if (barrier_) {
+    const Stopwatch watch;
+    comm_.barrier();
+    stats_.wait_seconds += watch.seconds();
+  }
+  if (iteration_++ < start_iteration_) {
+    allreduce(g);
+    kernels::scale(g, 1.0f / static_cast<float>(comm_.size()));
+  } else {
+    compress(g);
+  }
+}
+
+void PowerSgd::compress(std::span<float> g) {
+  const float share = 1.0f / static_cast<float>(comm_.size());
+  const std::span<float> m(error_);
+  const std::span<float> ps = std::span(rest_and_ps_).subspan(rest_entries_);
+  const auto matrix = [&](const Matrix& x, std::span<float> of) {
+    return of.subspan(x.offset, x.shape.rows * x.shape.cols);
+  };
+  const auto p = [&](const Matrix& x) {
+    return ps.subspan(x.p_offset, x.shape.rows * x.shape.rank);
+  };
+  const auto q = [&](const Matrix& x) {
+    return std::span(qs_).subspan(x.q_offset, x.shape.cols * x.shape.rank);
+  };
+
+  Stopwatch watch;
+  kernels::add_blocks(m, g, 1.0f);  // M = g + e
+  std::size_t next = 0;
+  for (const Stretch& s : rest_) {
+    std::copy_n(m.data() + s.offset, s.count, rest_and_ps_.data() + next);
+    next += s.count;
+  }
+  if (!q_drawn_) draw_q();
+  for (const Matrix& x : matrices_) {
+    kernels::orthonormalize_columns(q(x), x.shape.cols, x.shape.rank);
+    kernels::multiply(matrix(x, m), x.shape, q(x), p(x));  // P = M·Q
+  }
+  stats_.select_seconds += watch.seconds();
+
+  allreduce(rest_and_ps_);
+
+  watch.restart();
+  next = 0;
+  for (const Stretch& s : rest_) {
+    std::transform(rest_and_ps_.data() + next, rest_and_ps_.data() + next + s.count,
+                   g.data() + s.offset, [share](float sum) { return sum * share; });
+    next += s.count;
+  }
+  for (const Matrix& x : matrices_) {
+    kernels::orthonormalize_columns(p(x), x.shape.rows, x.shape.rank);
+    kernels::multiply_transposed(matrix(x, m), x.shape, p(x), q(x));  // Q = Mᵀ·P
+  }
+  stats_.select_seconds += watch.seconds();
+
+  allreduce(qs_);
+
+  kernels::scale(qs_, share);
+  for (const Matrix& x : matrices_) kernels::outer_product(p(x), q(x), x.shape, matrix(x, g));
+  kernels::subtract(m, g);  // e = M − g
+}
+
+// Sums `values` over the ranks: its seconds are communication, its bytes the step's traffic.
+void PowerSgd::allreduce(std::span<float> values) {
+  const Stopwatch watch;
+  const TrafficMeter traffic(comm_);
+  comm_.allreduce(values, comm::ReduceOp::sum);
+  stats_.communicate_seconds += watch.seconds();
+  traffic.add_to(stats_.bytes_sent, stats_.bytes_received);
+}
+
+// Q's first value, the same on every rank: standard normal entries from the run's seed, as the
+// hook draws them from its own seeded generator.
+void PowerSgd::draw_q() {
+  std::mt19937_64 rng(seed_);
+  std::normal_distribution<float> normal;
+  for (float& x : qs_) x = normal(rng);
+  q_drawn_ = true;
+}
+
+void PowerSgd::save_state(StateWriter& out) {
+  out.write(static_cast<std::int64_t>(iteration_));
+  out.write(static_cast<std::uint8_t>(q_drawn_));
+  out.write(std::span<const float>(error_));
+  out.write(std::span<const float>(qs_));
+}
+
+void PowerSgd::load_state(StateReader& in) {
+  iteration_ = static_cast<long>(in.read<std::int64_t>());
+  q_drawn_ = in.read<std::uint8_t>() != 0;
+  in.read(std::span<float>(error_));
+  in.read(std::span<float>(qs_));
+}
+
+}  // namespace commsgd::algorithms
