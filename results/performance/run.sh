@@ -12,6 +12,8 @@
 #                     2 ranks, every transfer slowed to 1 Gbit/s
 #   DDP               the same dense training, as is, against PyTorch's DistributedDataParallel
 #                     (tests/bench/ddp_baseline.py, Debian's python3-torch), alternated 3 times
+#   PowerSGD          commsgd-train's powersgd against DDP with PyTorch's powerSGD_hook, ResNet-20,
+#                     2 ranks, rank 2 (tests/bench/powersgd_vs_hook.py), alternated 3 times
 # Run it alone on the machine: the figures are times. --tables-only: only write the page again
 # from OUT/bench.sqlite. Writes into OUT (default: this directory).
 # From a clean clone: cmake --preset release && cmake --build --preset release &&
@@ -49,6 +51,8 @@ if [ "$train" = yes ]; then
     "${mpi[@]}" -np 2 "$bench" dense-overlap --link-mbps 0 --network shared-memory --repeats 1 \
       --db "$db"
   done
+  echo "== powersgd against DDP with PyTorch's powerSGD_hook"
+  "$python" "$root/tests/bench/powersgd_vs_hook.py" --db "$db" --train "$build/trainer/commsgd-train"
 fi
 
 write_page results/performance/page.toml bench="$db"
