@@ -191,6 +191,9 @@ struct AlgorithmConfig {
   // uncompressed before compression starts.
   int powersgd_rank = 1;
   long powersgd_start_iter = 0;
+  // QSGD: the levels s each entry's |v_i|/‖v‖ is rounded to, and the entries of a bucket.
+  int qsgd_levels = 4;
+  int qsgd_bucket = 512;
 };
 
 }  // namespace commsgd::algorithms

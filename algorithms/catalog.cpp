@@ -8,6 +8,7 @@
 
 #include "algorithms/compressed/ef_signsgd.hpp"
 #include "algorithms/compressed/powersgd.hpp"
+#include "algorithms/compressed/qsgd.hpp"
 #include "algorithms/compressed/signsgd.hpp"
 #include "algorithms/dense.hpp"
 #include "algorithms/gossip/adpsgd.hpp"
@@ -39,6 +40,10 @@ std::unique_ptr<Algorithm> make_ef_signsgd(const AlgorithmConfig& c, comm::Commu
 
 std::unique_ptr<Algorithm> make_powersgd(const AlgorithmConfig& c, comm::Communicator& comm) {
   return std::make_unique<PowerSgd>(comm, c);
+}
+
+std::unique_ptr<Algorithm> make_qsgd(const AlgorithmConfig& c, comm::Communicator& comm) {
+  return std::make_unique<Qsgd>(comm, c);
 }
 
 std::unique_ptr<Topology> topology_of(const AlgorithmConfig& c, const comm::Communicator& comm) {
@@ -105,6 +110,13 @@ ExtensionTable<AlgorithmRow>& rows() {
            .summary = "signs scaled by each tensor's mean |entry|, with error feedback",
            .traffic = Traffic::allgathered_signs,
            .make = make_ef_signsgd},
+          {.name = "qsgd",
+           .family = Family::compressed,
+           .summary =
+               "each entry stochastically rounded to s levels of its bucket's norm, unbiased",
+           .takes_levels = true,
+           .traffic = Traffic::allgathered_levels,
+           .make = make_qsgd},
           {.name = "powersgd",
            .family = Family::compressed,
            .summary = "each weight matrix as rank-r factors P, Q, two allreduces; error feedback",
@@ -266,6 +278,12 @@ std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
                       {"--powersgd-start-iter",
                        config.powersgd_start_iter != defaults.powersgd_start_iter}}),
            "--powersgd-rank and --powersgd-start-iter", rows_taking(&AlgorithmRow::takes_low_rank));
+  }
+  if ((config.qsgd_levels != defaults.qsgd_levels || config.qsgd_bucket != defaults.qsgd_bucket) &&
+      !row.takes_levels) {
+    refuse(those_set({{"--qsgd-levels", config.qsgd_levels != defaults.qsgd_levels},
+                      {"--qsgd-bucket", config.qsgd_bucket != defaults.qsgd_bucket}}),
+           "--qsgd-levels and --qsgd-bucket", rows_taking(&AlgorithmRow::takes_levels));
   }
   if (row.family != Family::dense && config.wire != comm::DataType::f32) {
     refuse({"--wire-dtype"}, "--wire-dtype", family_text(Family::dense));

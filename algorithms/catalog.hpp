@@ -34,6 +34,7 @@ struct AlgorithmRow {
   bool takes_directed_mixing = false;  // --gossip-mixing directed
   bool takes_overlap = false;          // --osgp-overlap, --max-staleness, --synch-freq
   bool takes_low_rank = false;         // --powersgd-rank, --powersgd-start-iter
+  bool takes_levels = false;           // --qsgd-levels, --qsgd-bucket
   // --barrier-before-communicate: a gossip row whose rounds the training thread waits for.
   bool rounds_block_training = false;
   // What an iteration sends and which thread sends it, for commsgd-report's cost model.

@@ -13,6 +13,7 @@ enum class Traffic {
   allgathered_sets,    // every rank's selected set to every rank: the sizes, then the sets
   gtopk_rounds,        // ⌊log2 P⌋ exchanges of a set, each merged; folds beyond a power of two
   allgathered_signs,   // every rank's signs, a bit an entry, to every rank (and a scale a tensor)
+  allgathered_levels,  // every rank's QSGD code, levels and signs packed, and a norm a bucket
   allreduced_factors,  // low rank: the uncompressed rest and every P in one allreduce, the Q's in
                        // one
   push_to_peers,       // a share of (x, w) to each out-peer of the round, sent at once

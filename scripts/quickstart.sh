@@ -25,7 +25,7 @@ report=build/release/analysis/report/commsgd-report
 
 echo "== dense S-SGD on 1 worker (the scaling baseline)"
 "${mpi[@]}" -np 1 "${train[@]}" --algo dense
-for algo in dense topk gtopk gaussiank signsgd ef-signsgd powersgd sgp osgp dpsgd adpsgd; do
+for algo in dense topk gtopk gaussiank signsgd ef-signsgd qsgd powersgd sgp osgp dpsgd adpsgd; do
   echo "== $algo on 4 workers"
   # A sign step moves every entry by the learning rate: signSGD takes a hundredth of dense's.
   lr=()

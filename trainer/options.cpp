@@ -406,6 +406,17 @@ void declare_compressed_options(Declarations& d) {
       .into(&algorithms::AlgorithmConfig::powersgd_start_iter)
       ->check(kNonNegative)
       ->group(compressed);
+  d.value("--qsgd-levels", &Options::qsgd_levels,
+          "qsgd: levels s of |v_i|/‖v‖ each entry is stochastically rounded to (the paper's s; "
+          "an entry travels in 1 + ⌊log2 s⌋ + 1 bits)")
+      .into(&algorithms::AlgorithmConfig::qsgd_levels)
+      ->check(kPositive)
+      ->group(compressed);
+  d.value("--qsgd-bucket", &Options::qsgd_bucket,
+          "qsgd: entries quantized against one norm (the paper's bucket size d)")
+      .into(&algorithms::AlgorithmConfig::qsgd_bucket)
+      ->check(kPositive)
+      ->group(compressed);
 }
 
 // The gossip family's knobs, on who averages with whom and how far exchanges may lag.

@@ -107,6 +107,8 @@ struct Options {
   // Compressed algorithms
   int powersgd_rank = 1;
   long powersgd_start_iter = 0;
+  int qsgd_levels = 4;
+  int qsgd_bucket = 512;
   // Gossip algorithms
   std::string topology;
   int peers_per_iter = 1;

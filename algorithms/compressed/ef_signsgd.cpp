@@ -18,7 +18,7 @@ void EfSignSgd::set_layout(std::span<const ParameterLayout> layout) {
   error_.assign(entries, 0.0f);
   scales_.assign(layout.size(), 0.0f);
   received_scales_.assign(layout.size(), 0.0f);
-  exchange_.emplace(comm_, entries, layout.size());
+  exchange_.emplace(comm_, kernels::sign_words(entries), layout.size());
 }
 
 void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
@@ -33,12 +33,12 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
   const Stopwatch watch;
   const std::span<float> p(error_);
   kernels::add_blocks(p, g, 1.0f);  // p = g + e
-  kernels::pack_signs(p, exchange_->my_signs());
+  kernels::pack_signs(p, exchange_->my_code());
   for (std::size_t t = 0; t < layout_.size(); ++t) {
     const std::span<float> p_t = p.subspan(layout_[t].offset, layout_[t].entries());
     scales_[t] = p_t.empty() ? 0.0f : static_cast<float>(kernels::l1_norm(p_t) / p_t.size());
     // e = p − Δ: p_t less its scaled sign, where error_ holds p.
-    kernels::add_signs(exchange_->my_signs(), layout_[t].offset, -scales_[t], p_t);
+    kernels::add_signs(exchange_->my_code(), layout_[t].offset, -scales_[t], p_t);
   }
   exchange_->set_my_scales(scales_);
   stats_.select_seconds += watch.seconds();
@@ -49,7 +49,7 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
   for (int r = 0; r < comm_.size(); ++r) {
     exchange_->copy_scales_of(r, received_scales_);
     for (std::size_t t = 0; t < layout_.size(); ++t) {
-      kernels::add_signs(exchange_->signs_of(r), layout_[t].offset, received_scales_[t] * share,
+      kernels::add_signs(exchange_->code_of(r), layout_[t].offset, received_scales_[t] * share,
                          g.subspan(layout_[t].offset, layout_[t].entries()));
     }
   }

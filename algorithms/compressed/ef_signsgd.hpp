@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
-#include "algorithms/compressed/sign_allgather.hpp"
+#include "algorithms/compressed/code_allgather.hpp"
 
 namespace commsgd::algorithms {
 
@@ -37,7 +37,7 @@ class EfSignSgd : public Algorithm {
   std::vector<float> error_;   // e, one entry per parameter entry
   std::vector<float> scales_;  // this rank's ‖p_t‖₁ / d_t
   std::vector<float> received_scales_;  // a rank's, as the allgather brought them
-  std::optional<SignAllgather> exchange_;
+  std::optional<CodeAllgather> exchange_;
   AlgorithmStats stats_;
 };
 

@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "algorithms/algorithm.hpp"
-#include "algorithms/compressed/sign_allgather.hpp"
+#include "algorithms/compressed/code_allgather.hpp"
 
 namespace commsgd::algorithms {
 
@@ -30,7 +30,7 @@ class SignSgd : public Algorithm {
  private:
   comm::Communicator& comm_;
   const bool barrier_;
-  std::optional<SignAllgather> exchange_;  // sized by the first gradient
+  std::optional<CodeAllgather> exchange_;  // sized by the first gradient
   AlgorithmStats stats_;
 };
 

@@ -37,6 +37,15 @@ double sign_bytes(const Exchange& e) {
   return 8 * std::ceil(e.parameters / 64);
 }
 
+// A rank's QSGD code: each bucket's levels and signs in whole words, and its norm, a float.
+double level_bytes(const Exchange& e) {
+  const double per_word = 64 / (1 + std::floor(std::log2(e.qsgd_levels)) + 1);
+  const double buckets = std::ceil(e.parameters / e.qsgd_bucket);
+  const double last = e.parameters - (buckets - 1) * e.qsgd_bucket;
+  return 8 * ((buckets - 1) * std::ceil(e.qsgd_bucket / per_word) + std::ceil(last / per_word)) +
+         8 * std::ceil(buckets / 2);
+}
+
 // PowerSGD's two allreduces a step (the uncompressed rest and the P's, then the Q's), k entries
 // of float32 in all: the record keeps k (entries sent a step), not how it splits, so each is
 // priced as half of it.
@@ -197,6 +206,10 @@ double communication_seconds(const Exchange& e, const Link& link, double idle_se
       const double block = sign_bytes(e);
       return allgather_seconds(tuned_allgather(p, block), p, block, transfers);
     }
+    case Traffic::allgathered_levels: {
+      const double block = level_bytes(e);
+      return allgather_seconds(tuned_allgather(p, block), p, block, transfers);
+    }
     case Traffic::allreduced_factors: {
       const double half = factor_bytes(e);
       return 2 * allreduce_seconds(tuned_allreduce(p, half), p, half, transfers);
@@ -223,6 +236,8 @@ std::string priced_as(const Exchange& e) {
       return fmt::format("allgatherv {}", name(tuned_allgatherv(e.workers, set_bytes(e))));
     case algorithms::Traffic::allgathered_signs:
       return fmt::format("allgather {}", name(tuned_allgather(e.workers, sign_bytes(e))));
+    case algorithms::Traffic::allgathered_levels:
+      return fmt::format("allgather {}", name(tuned_allgather(e.workers, level_bytes(e))));
     case algorithms::Traffic::allreduced_factors:
       return fmt::format("2 allreduce {}", name(tuned_allreduce(e.workers, factor_bytes(e))));
     default:

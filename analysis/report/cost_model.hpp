@@ -108,6 +108,8 @@ struct Exchange {
   double buckets = 1;      // dense: allreduces per iteration
   bool bucketed = false;   // dense: --bucket-mb > 0, the allreduces on the engine's thread
   int peers_per_iter = 1;  // sgp, osgp
+  double qsgd_levels = 4;  // qsgd: s
+  double qsgd_bucket = 512;  // qsgd: entries a bucket
   // gtopk: seconds of one merge of two sets of `entries` on these hosts, as a training step's
   // round makes it (commsgd-bench merge); 0 where it was not measured.
   double merge_seconds = 0;
@@ -135,6 +137,9 @@ algorithms::Traffic traffic_of(const Exchange& e);
 //                       two, a fold in (α + 8k·β + merge) and a fold out (α + 8k·β), one way each
 //   allgathered_signs   an allgather of 8⌈d/64⌉ bytes a rank by the algorithm Open MPI runs (e.g.
 //                       recursive doubling: α·log2 P + (P−1)·8⌈d/64⌉·β)
+//   allgathered_levels  an allgather of a rank's code, 8·⌈n/c⌉ bytes a bucket of n entries (c
+//                       codes of 2 + ⌊log2 s⌋ bits to a word) and 8·⌈buckets/2⌉ of norms, by the
+//                       algorithm Open MPI runs
 //   allreduced_factors  two allreduces of 4k/2 bytes, k the entries a rank sends a step (the
 //                       rest, the P's and the Q's; the record keeps their sum), by the algorithm
 //                       Open MPI runs for that size

@@ -51,7 +51,9 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
            coalesce(json_extract(r.config, '$.peers_per_iter'), 1),
            f.steady_density,
            b.total_s, b.communicate_s, b.wait_s, b.forward_backward_s, b.select_s,
-           s.overlapped_by, f.communicate_s_median, f.wait_s_median
+           s.overlapped_by, f.communicate_s_median, f.wait_s_median,
+           coalesce(json_extract(r.config, '$.qsgd_levels'), 4),
+           coalesce(json_extract(r.config, '$.qsgd_bucket'), 512)
     FROM runs r JOIN time_breakdown b ON b.run_id = r.id JOIN run_summary s ON s.run_id = r.id
     JOIN run_figures f ON f.run_id = r.id
     WHERE r.id {} AND json_extract(r.config, '$.parameters') IS NOT NULL
@@ -77,6 +79,8 @@ std::vector<MeasuredRun> measured_runs(const Connection& db, const std::vector<F
     e.bucketed = bucket_bytes > 0;
     e.peers_per_iter = static_cast<int>(as_double(row[10]));
     e.entries = as_double(row[11]) * e.parameters;
+    e.qsgd_levels = as_double(row[20]);
+    e.qsgd_bucket = as_double(row[21]);
     const algorithms::AggregationRow* aggregation =
         algorithms::aggregation_table().lookup(e.aggregation);
     if (aggregation != nullptr && aggregation->traffic == algorithms::Traffic::gtopk_rounds &&

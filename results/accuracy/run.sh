@@ -9,8 +9,10 @@
 #                           1 iteration of staleness (results/sgp/run.sh says why this graph)
 #   dpsgd                   that code's D-PSGD baseline: bipartite pairs, directed mixing
 #   adpsgd                  its defaults (bipartite graph, symmetric pairwise averaging)
-#   signsgd                 lr 0.0005: a sign step moves every entry by the learning rate
-#   ef-signsgd              the config's lr (its steps are scaled by the mean |entry|)
+#   signsgd                 lr 2e-5 and ef-signsgd lr 0.01: the best of a sweep on seed 1
+#                           (signsgd 1e-5, 2e-5, 1e-4, 5e-4; ef-signsgd 0.005, 0.01, 0.02, 0.05,
+#                           0.1); a sign step moves every entry by the learning rate
+#   qsgd                    4 levels, buckets of 512 (unbiased: the config's lr)
 #   powersgd                rank 2, compressing from the first iteration
 # Writes accuracy.md (each seed's final validation top-1, the mean, the difference from dense in
 # points) and runs.sqlite into OUT (default: this directory). About 12 minutes on 2 cores.
@@ -28,13 +30,14 @@ as_root=()
 if [ "$train" = yes ]; then
   rm -f "$db"
   for seed in 1 2; do
-    for algo in dense topk gtopk gaussiank signsgd ef-signsgd powersgd sgp osgp dpsgd adpsgd; do
+    for algo in dense topk gtopk gaussiank signsgd ef-signsgd qsgd powersgd sgp osgp dpsgd adpsgd; do
       case $algo in
         topk | gtopk | gaussiank) setting=(--density-schedule 0:0.004,1:0.001) ;;
         sgp) setting=(--topology exponential-two-sided-distinct) ;;
         osgp) setting=(--topology exponential-two-sided-distinct --max-staleness 1) ;;
         dpsgd) setting=(--topology bipartite-exponential-pairs --gossip-mixing directed) ;;
-        signsgd) setting=(--lr 0.0005) ;;
+        signsgd) setting=(--lr 2e-5) ;;
+        ef-signsgd) setting=(--lr 0.01) ;;
         powersgd) setting=(--powersgd-rank 2) ;;
         *) setting=() ;;
       esac
@@ -60,6 +63,6 @@ fi
   FROM per_algo p, dense d
   ORDER BY CASE p.algo WHEN 'dense' THEN 0 WHEN 'topk' THEN 1 WHEN 'gtopk' THEN 2
            WHEN 'gaussiank' THEN 3 WHEN 'signsgd' THEN 4 WHEN 'ef-signsgd' THEN 5
-           WHEN 'powersgd' THEN 6 WHEN 'sgp' THEN 7 WHEN 'osgp' THEN 8 WHEN 'dpsgd' THEN 9
-           ELSE 10 END" "$db" >"$out/accuracy.md"
+           WHEN 'qsgd' THEN 6 WHEN 'powersgd' THEN 7 WHEN 'sgp' THEN 8 WHEN 'osgp' THEN 9
+           WHEN 'dpsgd' THEN 10 ELSE 11 END" "$db" >"$out/accuracy.md"
 cat "$out/accuracy.md"

@@ -70,7 +70,7 @@ TEST_P(BarrierBeforeCommunicate, TheWaitForTheSlowestRankIsWaitNotCommunication)
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, BarrierBeforeCommunicate,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "signsgd",
-                                           "ef-signsgd", "powersgd"));
+                                           "ef-signsgd", "qsgd", "powersgd"));
 
 // sgp and dpsgd mix the parameters after the step, in a round the training thread waits for: all
 // of it is wait, and without the barrier the wait for the slowest rank is communication too.

@@ -177,7 +177,7 @@ TEST_P(ExactResume, StoppedBySigtermAndResumedMatchesAnUninterruptedRunBitForBit
 
 INSTANTIATE_TEST_SUITE_P(LockstepAlgorithms, ExactResume,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "signsgd",
-                                           "ef-signsgd", "powersgd", "sgp", "dpsgd", "lstm",
+                                           "ef-signsgd", "qsgd", "powersgd", "sgp", "dpsgd", "lstm",
                                            "torchscript"));
 
 // osgp and adpsgd cannot match bit for bit: their comm threads run on their own clocks (osgp's

@@ -1,5 +1,5 @@
-// Multi-rank tests of the compressed family (signsgd, ef-signsgd), run under mpirun for P = 2, 3
-// and 4: each update against one computed here from every rank's gradient, the bytes each step
+// Multi-rank tests of the compressed family (signsgd, ef-signsgd, qsgd), run under mpirun for P =
+// 2, 3 and 4: each update against one computed here from every rank's gradient, the bytes each step
 // moves against the formula, and the error feedback's state through a checkpoint. Every rank
 // regenerates every rank's gradient from its seed, so the references need no communication;
 // checks never skip a collective, so a failed expectation cannot leave a peer waiting.
@@ -13,7 +13,9 @@
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/compressed/ef_signsgd.hpp"
+#include "algorithms/compressed/qsgd.hpp"
 #include "algorithms/compressed/signsgd.hpp"
+#include "kernels/qsgd.hpp"
 
 namespace commsgd::algorithms {
 namespace {
@@ -158,6 +160,63 @@ TEST(EfSignSgd, RefusesALayoutWithAGap) {
   EfSignSgd algorithm(comm, AlgorithmConfig{});
   EXPECT_THROW(algorithm.set_layout(std::vector<ParameterLayout>{{0, {10}}, {12, {4}}}),
                std::logic_error);
+}
+
+// QSGD's update is the mean of every rank's decoded code, each drawn with the key of its rank and
+// step under the run's seed: computed here with the same kernels, in the same order, it is equal
+// bit for bit. Buckets of 500 entries: the last of kD's is 3 entries long.
+TEST(Qsgd, TheUpdateIsTheMeanOfTheRanksDecodedCodes) {
+  comm::MpiCommunicator comm;
+  const int p = comm.size();
+  AlgorithmConfig config;
+  config.qsgd_levels = 4;
+  config.qsgd_bucket = 500;
+  config.seed = 7;
+  Qsgd algorithm(comm, config);
+  const float share = 1.0f / static_cast<float>(p);
+  constexpr std::size_t kBuckets = (kD + 499) / 500;
+  for (int step = 0; step < 3; ++step) {
+    std::vector<float> g = gradient(comm.rank(), step);
+    algorithm.synchronize_gradients(g);
+    std::vector<float> expected(kD, 0.0f);
+    for (int r = 0; r < p; ++r) {
+      const std::vector<float> theirs = gradient(r, step);
+      const std::uint64_t key = kernels::qsgd_key(7, static_cast<std::uint64_t>(step * p + r));
+      for (std::size_t b = 0; b < kBuckets; ++b) {
+        const std::size_t n = std::min<std::size_t>(500, kD - b * 500);
+        std::vector<std::uint64_t> code(kernels::qsgd_words(n, 4));
+        const float norm =
+            kernels::qsgd_encode(std::span(theirs).subspan(b * 500, n), 4, key, b * 500, code);
+        kernels::qsgd_decode_add(code, 4, norm, share, std::span(expected).subspan(b * 500, n));
+      }
+    }
+    EXPECT_EQ(g, expected) << "step " << step;
+  }
+  // Each rank's block: 32 words of codes a whole bucket (16 to a word), 1 for the last, and the
+  // 11 norms two to a word; to and from P − 1 ranks each step.
+  const std::uint64_t block = 8 * ((kBuckets - 1) * 32 + 1) + 8 * ((kBuckets + 1) / 2);
+  const std::uint64_t per_step = static_cast<std::uint64_t>(p - 1) * block;
+  EXPECT_EQ(algorithm.stats().bytes_sent, 3 * per_step);
+  EXPECT_EQ(algorithm.stats().bytes_received, 3 * per_step);
+}
+
+// The step count keys the draws: resumed from it, the next step draws what the run never stopped
+// draws.
+TEST(Qsgd, ResumedFromItsStateTheNextStepIsTheSameBitForBit) {
+  comm::MpiCommunicator comm;
+  Qsgd running(comm, AlgorithmConfig{});
+  std::vector<float> g = gradient(comm.rank(), 0);
+  running.synchronize_gradients(g);
+  StateWriter state;
+  running.save_state(state);
+  Qsgd resumed(comm, AlgorithmConfig{});
+  StateReader reader(state.bytes());
+  resumed.load_state(reader);
+  EXPECT_TRUE(reader.done());
+  std::vector<float> next = gradient(comm.rank(), 1), next_resumed = next;
+  running.synchronize_gradients(next);
+  resumed.synchronize_gradients(next_resumed);
+  EXPECT_EQ(next, next_resumed);
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ TEST_F(TrainerRuns, AStoppedRankIsAStallThatEndsTheJobWithItsExitCode) {
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, KilledRank,
                          ::testing::Values("dense", "topk", "gtopk", "gaussiank", "signsgd",
-                                           "ef-signsgd", "powersgd", "sgp", "osgp", "dpsgd",
+                                           "ef-signsgd", "qsgd", "powersgd", "sgp", "osgp", "dpsgd",
                                            "adpsgd"));
 
 }  // namespace

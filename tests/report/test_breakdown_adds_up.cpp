@@ -28,6 +28,7 @@ const std::vector<Launch>& launches() {
       {"gaussiank", {"--algo", "gaussiank"}, false},
       {"signsgd", {"--algo", "signsgd"}, false},
       {"ef-signsgd", {"--algo", "ef-signsgd"}, false},
+      {"qsgd", {"--algo", "qsgd"}, false},
       {"powersgd", {"--algo", "powersgd"}, false},
       {"sgp", {"--algo", "sgp"}, false},
       {"osgp", {"--algo", "osgp"}, true},

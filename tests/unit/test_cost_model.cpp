@@ -78,6 +78,10 @@ TEST(CostModel, FormulasOfDesignMd) {
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("powersgd", "", 4), kLink),
                    2 * 2 * (0.001 + 20e-6));
   EXPECT_EQ(priced_as(exchange("powersgd", "", 4)), "2 allreduce recursive_doubling");
+  // QSGD at 4 levels, buckets of 512: 1000 entries are a bucket of 32 words and one of 488
+  // entries in 31, and 2 norms in a word: 512 bytes a rank. P = 2: one exchange.
+  EXPECT_DOUBLE_EQ(communication_seconds(exchange("qsgd", "", 2), kLink), 0.001 + 0.000512);
+  EXPECT_EQ(priced_as(exchange("qsgd", "", 2)), "allgather two_procs");
   EXPECT_DOUBLE_EQ(communication_seconds(exchange("dense", "", 1), kLink), 0.0);
   EXPECT_THROW(communication_seconds(exchange("nope", "", 2), kLink), std::invalid_argument);
 }

@@ -116,7 +116,7 @@ constexpr std::size_t field_count() {
 // of AlgorithmConfig is set below, away from its default, by an option: a field that no option
 // feeds would keep its default silently.
 TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
-  EXPECT_EQ(field_count<algorithms::AlgorithmConfig>(), 20u)
+  EXPECT_EQ(field_count<algorithms::AlgorithmConfig>(), 22u)
       << "AlgorithmConfig's fields changed: a new field needs a declaration .into() it "
          "(trainer/options.cpp) and a check here";
   const auto sparse = algorithm_config(parse(
@@ -153,6 +153,10 @@ TEST(Options, TheAlgorithmsConfigurationIsWhatTheOptionsDeclareIntoIt) {
       parse({"--algo", "powersgd", "--powersgd-rank", "4", "--powersgd-start-iter", "100"}));
   EXPECT_EQ(powersgd.powersgd_rank, 4);
   EXPECT_EQ(powersgd.powersgd_start_iter, 100);
+  const auto qsgd =
+      algorithm_config(parse({"--algo", "qsgd", "--qsgd-levels", "16", "--qsgd-bucket", "128"}));
+  EXPECT_EQ(qsgd.qsgd_levels, 16);
+  EXPECT_EQ(qsgd.qsgd_bucket, 128);
 }
 
 // A config file may hold the options of several algorithms (a paper's config runs each algorithm

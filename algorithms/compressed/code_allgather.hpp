@@ -10,16 +10,17 @@
 
 namespace commsgd::algorithms {
 
-// The exchange signSGD and EF-signSGD share: every rank's signs, one bit an entry
-// (kernels/sign_bits.hpp), and its scales, one float a tensor, to every rank in one allgather.
-// A rank's block is its ⌈d/64⌉ words of signs, then its scales two to a word:
-// 8·⌈d/64⌉ + 8·⌈scales/2⌉ bytes.
-class SignAllgather {
+// The exchange of the compressed algorithms that allgather: every rank's code, a fixed number of
+// 64-bit words (signSGD's signs, a bit an entry: kernels/sign_bits.hpp; QSGD's levels:
+// kernels/qsgd.hpp), and its scales (a float a tensor or a bucket), to every rank in one
+// allgather. A rank's block is its code, then its scales two to a word:
+// 8·words + 8·⌈scales/2⌉ bytes.
+class CodeAllgather {
  public:
-  SignAllgather(comm::Communicator& comm, std::size_t entries, std::size_t scales);
+  CodeAllgather(comm::Communicator& comm, std::size_t code_words, std::size_t scales);
 
   // This rank's block, filled before exchange().
-  std::span<std::uint64_t> my_signs();
+  std::span<std::uint64_t> my_code();
   void set_my_scales(std::span<const float> scales);
 
   // The allgather, with a barrier first where `barrier_first` (--barrier-before-communicate):
@@ -28,7 +29,7 @@ class SignAllgather {
   void exchange(AlgorithmStats& stats, bool barrier_first);
 
   // Rank r's block, as exchange() brought it.
-  std::span<const std::uint64_t> signs_of(int rank) const;
+  std::span<const std::uint64_t> code_of(int rank) const;
   void copy_scales_of(int rank, std::span<float> scales) const;  // its scales into `scales`
 
   std::size_t bytes_per_rank() const { return block_words_ * sizeof(std::uint64_t); }
@@ -37,7 +38,7 @@ class SignAllgather {
   std::span<const std::uint64_t> block(int rank) const;
 
   comm::Communicator& comm_;
-  const std::size_t sign_words_;
+  const std::size_t code_words_;
   const std::size_t scales_;
   const std::size_t block_words_;
   std::vector<std::uint64_t> mine_;

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/compressed/code_allgather.hpp"
+
+namespace commsgd::algorithms {
+
+// QSGD (Alistarh et al., NeurIPS 2017, Algorithm 1 with the bucketing of its experiments), the
+// ranks' quantized gradients averaged: with s = --qsgd-levels and buckets of --qsgd-bucket
+// entries (the paper's d),
+//   Q(v) = ‖v‖₂ · sign(v_i) · ξ_i / s       each bucket v of g_r, ξ_i a random level in 0..s
+//                                           with E[ξ_i] = s·|v_i|/‖v‖₂ (kernels/qsgd.hpp)
+//   all codes and norms to every rank       one allgather: the levels and signs packed, a float
+//                                           norm a bucket
+//   g = (1/P) Σ_r Q(g_r)                    decoded; unbiased, E[g] = (1/P) Σ_r g_r
+// The draws are a function of (--seed, step, rank, entry): the step count is the state in
+// checkpoints, and a resumed run draws what the run never stopped would have.
+class Qsgd : public Algorithm {
+ public:
+  // Uses config.qsgd_levels, qsgd_bucket, seed and barrier_before_communicate.
+  Qsgd(comm::Communicator& comm, const AlgorithmConfig& config);
+
+  void synchronize_gradients(Buffer<float> grads) override;
+  void after_step(Buffer<float>) override {}
+  AlgorithmStats stats() const override { return stats_; }
+  void save_state(StateWriter& out) override;
+  void load_state(StateReader& in) override;
+
+ private:
+  comm::Communicator& comm_;
+  const unsigned levels_;
+  const std::size_t bucket_;
+  const std::uint64_t seed_;
+  const bool barrier_;
+  std::size_t bucket_words_ = 0;            // a whole bucket's code
+  std::optional<CodeAllgather> exchange_;   // sized by the first gradient
+  std::vector<float> norms_, their_norms_;  // a bucket each
+  std::int64_t step_ = 0;
+  AlgorithmStats stats_;
+};
+
+}  // namespace commsgd::algorithms

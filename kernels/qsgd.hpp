@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace commsgd::kernels {
+
+// QSGD's stochastic quantization (Alistarh et al., NeurIPS 2017, Section 3.1) of a bucket v of n
+// entries to s levels: entry i becomes ‖v‖₂ · sign(v_i) · ℓ_i / s, where ℓ_i is ⌊s·|v_i|/‖v‖₂⌋ or
+// one more, the larger with probability s·|v_i|/‖v‖₂ − ⌊s·|v_i|/‖v‖₂⌋, so that E[Q(v)] = v.
+// Each entry travels as its level and a sign bit (set where negative), `qsgd_code_bits(s)` bits,
+// `qsgd_codes_per_word(s)` to a 64-bit word (none straddles two words), entry j of a bucket at
+// bits [b·(j mod c), b·(j mod c) + b) of word ⌊j/c⌋, the level above the sign; the bucket's
+// norm travels beside it as a float.
+//
+// The random numbers are a function of (key, i) alone, i the entry's index in the whole vector
+// (`first` + j): a rank that draws with the same key again gets the same code, and nothing but
+// the key needs keeping between steps.
+constexpr unsigned qsgd_code_bits(unsigned levels) {  // 1 + the bits of s
+  unsigned bits = 1;
+  for (unsigned s = levels; s > 0; s >>= 1) ++bits;
+  return bits;
+}
+constexpr std::size_t qsgd_codes_per_word(unsigned levels) {
+  return 64 / qsgd_code_bits(levels);
+}
+constexpr std::size_t qsgd_words(std::size_t entries, unsigned levels) {
+  return (entries + qsgd_codes_per_word(levels) - 1) / qsgd_codes_per_word(levels);
+}
+
+// The key of one stream of draws (a rank's at one step, say) under a run's seed.
+std::uint64_t qsgd_key(std::uint64_t seed, std::uint64_t stream);
+
+// Encodes v (entries first.. of the whole vector) into qsgd_words(v.size(), levels) words;
+// returns ‖v‖₂. A bucket of norm 0 encodes as all zeros. levels >= 1.
+float qsgd_encode(std::span<const float> v, unsigned levels, std::uint64_t key, std::size_t first,
+                  std::span<std::uint64_t> code);
+
+// out[j] += scale · norm · sign_j · ℓ_j / s for j < out.size(): a bucket decoded and added.
+void qsgd_decode_add(std::span<const std::uint64_t> code, unsigned levels, float norm, float scale,
+                     std::span<float> out);
+
+}  // namespace commsgd::kernels
