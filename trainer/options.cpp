@@ -408,7 +408,7 @@ void declare_compressed_options(Declarations& d) {
       ->group(compressed);
   d.value("--qsgd-levels", &Options::qsgd_levels,
           "qsgd: levels s of |v_i|/‖v‖ each entry is stochastically rounded to (the paper's s; "
-          "an entry travels in 1 + ⌊log2 s⌋ + 1 bits)")
+          "an entry travels in 2 + ⌊log2 s⌋ bits)")
       .into(&algorithms::AlgorithmConfig::qsgd_levels)
       ->check(kPositive)
       ->group(compressed);

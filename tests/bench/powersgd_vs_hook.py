@@ -31,6 +31,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
 
+from ddp_baseline import first_value, git_revision  # this directory's
+
 
 FIRST_BUCKET_BYTES = 25 << 20
 
@@ -133,26 +135,6 @@ def record(db, name, params, value, unit):
             (datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
              .replace("+00:00", "Z"), name, json.dumps(params, sort_keys=True), value, unit,
              socket.gethostname(), json.dumps(machine), git_revision()))
-
-
-def first_value(path, key, separator):
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(key):
-                    return line.split(separator, 1)[1].strip().strip('"')
-    except OSError:
-        pass
-    return ""
-
-
-def git_revision():
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        return subprocess.run(["git", "-C", here, "describe", "--always", "--dirty", "--abbrev=12"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main():

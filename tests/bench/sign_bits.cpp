@@ -1,12 +1,17 @@
-// sign-bits: single-thread time of the compressed family's sign kernels (kernels/sign_bits.hpp)
-// on N(0,1) data, against a memory pass over what each must touch, interleaved per repeat so that
-// all see the same machine state:
+// sign-bits: single-thread time of the compressed family's codes, the sign kernels
+// (kernels/sign_bits.hpp) and QSGD's (kernels/qsgd.hpp, 4 levels in buckets of 512), on N(0,1)
+// data, against a memory pass over what each must touch, interleaved per repeat so that all see
+// the same machine state:
 // - pack_signs reads x (4d bytes) and writes d/8: against one read of x (count_abs_greater, the
 //   floor of the selector benchmark);
 // - add_signs reads d/8 and reads and writes the decoded floats: against scale(out, 1), which
 //   reads and writes them once;
-// - l1_norm reads x: against the same one read.
+// - l1_norm reads x: against the same one read;
+// - qsgd_encode reads x twice (the norm, then the levels) and writes d/2 bytes: against one read;
+// - qsgd_decode reads d/2 bytes and reads and writes the floats: against scale(out, 1).
 // Target (issue "The baselines every comparison needs"): pack and decode within 2x of their pass.
+#include "kernels/sign_bits.hpp"
+
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -14,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/stopwatch.hpp"
-#include "kernels/sign_bits.hpp"
+#include "kernels/qsgd.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/vector_ops.hpp"
 #include "tests/bench/benchmarks.hpp"
@@ -24,6 +29,30 @@
 namespace commsgd::bench {
 namespace {
 
+constexpr unsigned kQsgdLevels = 4;
+constexpr std::size_t kQsgdBucket = 512;
+
+// QSGD's code of x, bucket by bucket as the algorithm encodes it; the norms into `norms`.
+void qsgd_encode_all(std::span<const float> x, std::span<std::uint64_t> code,
+                     std::span<float> norms) {
+  const std::size_t words = kernels::qsgd_words(kQsgdBucket, kQsgdLevels);
+  for (std::size_t b = 0; b * kQsgdBucket < x.size(); ++b) {
+    const std::size_t n = std::min(kQsgdBucket, x.size() - b * kQsgdBucket);
+    norms[b] = kernels::qsgd_encode(x.subspan(b * kQsgdBucket, n), kQsgdLevels, 1, b * kQsgdBucket,
+                                    code.subspan(b * words, kernels::qsgd_words(n, kQsgdLevels)));
+  }
+}
+
+void qsgd_decode_all(std::span<const std::uint64_t> code, std::span<const float> norms,
+                     std::span<float> out) {
+  const std::size_t words = kernels::qsgd_words(kQsgdBucket, kQsgdLevels);
+  for (std::size_t b = 0; b * kQsgdBucket < out.size(); ++b) {
+    const std::size_t n = std::min(kQsgdBucket, out.size() - b * kQsgdBucket);
+    kernels::qsgd_decode_add(code.subspan(b * words, kernels::qsgd_words(n, kQsgdLevels)),
+                             kQsgdLevels, norms[b], 1e-3f, out.subspan(b * kQsgdBucket, n));
+  }
+}
+
 struct SignSettings {
   std::vector<std::size_t> sizes = {1'000'000, 25'000'000};
   int repeats = 7;
@@ -32,12 +61,16 @@ struct SignSettings {
 
 void run(const SignSettings& s) {
   std::vector<record::BenchRow> rows;
-  fmt::print("{:>10} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>10} {:>10} {:>10}\n", "d", "read",
-             "pack", "read_write", "decode", "l1", "pack/read", "decode/rw", "l1/read");
+  fmt::print("{:>10} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+             "d", "read", "pack", "read_write", "decode", "l1", "q_encode", "q_decode", "pack/rd",
+             "decode/rw", "l1/rd", "q_enc/rd", "q_dec/rw");
   for (const std::size_t d : s.sizes) {
     const std::vector<float> x = normal_data(d);
     std::vector<std::uint64_t> bits(kernels::sign_words(d));
     std::vector<float> out(d, 0.0f);
+    const std::size_t buckets = (d + kQsgdBucket - 1) / kQsgdBucket;
+    std::vector<std::uint64_t> code(buckets * kernels::qsgd_words(kQsgdBucket, kQsgdLevels));
+    std::vector<float> norms(buckets);
     std::size_t sink = 0;
     double l1 = 0;
     std::vector<Candidate> candidates = {
@@ -45,7 +78,9 @@ void run(const SignSettings& s) {
         {"pack", [&] { kernels::pack_signs(x, bits); }, {}},
         {"read_write", [&] { kernels::scale(out, 1.0f); }, {}},
         {"decode", [&] { kernels::add_signs(bits, 0, 1e-3f, out); }, {}},
-        {"l1", [&] { l1 += kernels::l1_norm(x); }, {}}};
+        {"l1", [&] { l1 += kernels::l1_norm(x); }, {}},
+        {"qsgd_encode", [&] { qsgd_encode_all(x, code, norms); }, {}},
+        {"qsgd_decode", [&] { qsgd_decode_all(code, norms, out); }, {}}};
     for (int r = 0; r < s.repeats; ++r) {
       for (Candidate& c : candidates) {
         const algorithms::Stopwatch watch;
@@ -61,13 +96,20 @@ void run(const SignSettings& s) {
       ms[c.name] = 1e3 * median(c.seconds);
     }
     const double pack = ms["pack"] / ms["read"], decode = ms["decode"] / ms["read_write"],
-                 l1_ratio = ms["l1"] / ms["read"];
+                 l1_ratio = ms["l1"] / ms["read"], q_encode = ms["qsgd_encode"] / ms["read"],
+                 q_decode = ms["qsgd_decode"] / ms["read_write"];
     rows.push_back(bench_row("sign_bits", "pack_over_read", params, pack, "ratio"));
     rows.push_back(bench_row("sign_bits", "decode_over_read_write", params, decode, "ratio"));
     rows.push_back(bench_row("sign_bits", "l1_over_read", params, l1_ratio, "ratio"));
-    fmt::print("{:>10} | {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} | {:>10.2f} {:>10.2f} {:>10.2f}\n",
-               d, ms["read"], ms["pack"], ms["read_write"], ms["decode"], ms["l1"], pack, decode,
-               l1_ratio);
+    rows.push_back(bench_row("sign_bits", "qsgd_encode_over_read", params, q_encode, "ratio"));
+    rows.push_back(
+        bench_row("sign_bits", "qsgd_decode_over_read_write", params, q_decode, "ratio"));
+    fmt::print(
+        "{:>10} | {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} | {:>9.2f} "
+        "{:>9.2f} "
+        "{:>9.2f} {:>9.2f} {:>9.2f}\n",
+        d, ms["read"], ms["pack"], ms["read_write"], ms["decode"], ms["l1"], ms["qsgd_encode"],
+        ms["qsgd_decode"], pack, decode, l1_ratio, q_encode, q_decode);
   }
   fmt::print("times in ms, median of {} interleaved repeats, one thread\n", s.repeats);
   record_bench(s.db, rows);
@@ -78,7 +120,9 @@ void run(const SignSettings& s) {
 void add_sign_bits(CLI::App& app) {
   auto settings = std::make_shared<SignSettings>();
   CLI::App* cmd = app.add_subcommand(
-      "sign-bits", "Sign packing and decoding (signsgd, ef-signsgd) against a memory pass");
+      "sign-bits",
+      "Sign and QSGD codes, encoding and decoding (signsgd, ef-signsgd, qsgd), against a memory "
+      "pass");
   cmd->add_option("--sizes", settings->sizes, "Gradient entries d")->capture_default_str();
   cmd->add_option("--repeats", settings->repeats, "Interleaved repeats")->capture_default_str();
   cmd->add_option("--db", settings->db, "SQLite file for the bench table")->capture_default_str();
