@@ -7,17 +7,12 @@
 #include <vector>
 
 #include "kernels/low_rank.hpp"
+#include "tests/support/normal_values.hpp"
 
 namespace commsgd::kernels {
 namespace {
 
-std::vector<float> normal_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using testing::normal_values;
 
 // Shapes with lengths that are and are not multiples of the eight lanes, and a rank of 1.
 const std::vector<MatrixShape> kShapes = {{40, 30, 2}, {17, 75, 3}, {9, 8, 1}, {64, 5, 4}};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/qsgd.hpp"
+#include "tests/support/normal_values.hpp"
 
 namespace commsgd::kernels {
 namespace {
@@ -61,10 +62,7 @@ TEST(Qsgd, UnbiasedAndWithinThePapersVarianceBound) {
   constexpr std::size_t kN = 512;
   constexpr int kDraws = 4000;
   for (const unsigned levels : {1u, 4u, 15u}) {
-    std::mt19937 rng(11);
-    std::normal_distribution<float> normal;
-    std::vector<float> v(kN);
-    for (float& x : v) x = normal(rng);
+    const std::vector<float> v = testing::normal_values(kN, 11);
     double squared_norm = 0;
     for (const float x : v) squared_norm += double{x} * x;
     std::vector<double> sum(kN, 0.0);

@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "kernels/sign_bits.hpp"
+#include "tests/support/normal_values.hpp"
 
 namespace commsgd::kernels {
 namespace {
 
-std::vector<float> normal_values(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using testing::normal_values;
 
 // Sizes around whole words, so that the partial last word is checked too.
 class SignSizes : public ::testing::TestWithParam<std::size_t> {};
