@@ -1,4 +1,4 @@
-#include "kernels/merge_avx512.hpp"
+#include "kernels/merge_blocks.hpp"
 
 // GCC 12 warns inside its own AVX-512 headers: their intrinsics pass an undefined vector as the
 // masked-off source, which -Wmaybe-uninitialized takes for a read.
@@ -8,10 +8,9 @@
 #pragma GCC diagnostic pop
 
 #include <algorithm>
-#include <cstdlib>
 
 // Compiled for AVX-512 function by function, so that the rest of the library, and machines
-// without it, are untouched: avx512_merge_enabled() decides at run time.
+// without it, are untouched: merge_blocks() decides at run time.
 #define COMMSGD_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,popcnt")))
 
 namespace commsgd::kernels::detail {
@@ -24,12 +23,6 @@ COMMSGD_AVX512 inline __m512i add_if_above(__m512i sum, __m512i mine, std::uint3
   return _mm512_mask_add_epi32(sum, above, sum, _mm512_set1_epi32(1));
 }
 
-// One run of the merge: a's entries [i, i_end) with b's [j, j_end), written from position i + j.
-struct Run {
-  std::size_t i, i_end, j, j_end;
-  bool has_block() const { return i + 16 <= i_end && j + 16 <= j_end; }
-};
-
 // Writes the next 16 positions of a run: the 16 smallest of a's next 16 entries and b's next 16
 // (a's first on a shared index). a's entry in lane l goes to l + #{b's 16 below it}, when that is
 // under 16. Those counts are 16 compares of a's lanes with each of b's entries in turn, so a block
@@ -37,7 +30,7 @@ struct Run {
 // single comparisons as the scalar merge does. An expanding load of each side then fills the lanes
 // the positions left it, in order.
 template <bool Tagged>
-COMMSGD_AVX512 inline void merge_block(MergeSide a, MergeSide b, Run& run,
+COMMSGD_AVX512 inline void merge_block(MergeSide a, MergeSide b, MergeRun& run,
                                        std::uint32_t* out_indices, float* out_values,
                                        std::uint32_t* out_tags) {
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -75,44 +68,19 @@ COMMSGD_AVX512 inline void merge_block(MergeSide a, MergeSide b, Run& run,
   run.j += 16 - taken;
 }
 
-// The rest of a run: its blocks, then, with fewer than 16 left on a side, one entry at a time.
+// Both runs' blocks, alternating, then the rest of each one entry at a time.
 template <bool Tagged>
-COMMSGD_AVX512 void finish_run(MergeSide a, MergeSide b, Run run, std::uint32_t* out_indices,
-                               float* out_values, std::uint32_t* out_tags) {
-  while (run.has_block()) merge_block<Tagged>(a, b, run, out_indices, out_values, out_tags);
-  while (run.i < run.i_end || run.j < run.j_end) {
-    const bool mine =
-        run.j == run.j_end || (run.i < run.i_end && a.indices[run.i] <= b.indices[run.j]);
-    const MergeSide& side = mine ? a : b;
-    std::size_t& at = mine ? run.i : run.j;
-    const std::size_t t = run.i + run.j;
-    out_indices[t] = side.indices[at];
-    out_values[t] = side.values[at];
-    if constexpr (Tagged) out_tags[t] = side.tags[at];
-    ++at;
-  }
-}
-
-// The merge in two runs, cut at a's middle entry and b's first at or past its index, whose
-// blocks alternate: a block waits on the one before in its run (its loads start where that one
-// stopped), and the other run's block fills that wait. Two runs, not four: where it was
-// measured, four were slower than two (docs/design.md, "Aggregations"; one machine's times are in
-// results/notes-from-code.md).
-template <bool Tagged>
-COMMSGD_AVX512 void merge_blocks(MergeSide a, MergeSide b, std::uint32_t* out_indices,
-                                 float* out_values, std::uint32_t* out_tags) {
-  const std::size_t ia = a.n / 2;
-  const std::size_t jb =
-      ia == a.n ? b.n
-                : static_cast<std::size_t>(
-                      std::lower_bound(b.indices, b.indices + b.n, a.indices[ia]) - b.indices);
-  Run first{0, ia, 0, jb}, second{ia, a.n, jb, b.n};
-  while (first.has_block() && second.has_block()) {
+COMMSGD_AVX512 void merge_two_runs(MergeSide a, MergeSide b, std::uint32_t* out_indices,
+                                   float* out_values, std::uint32_t* out_tags) {
+  auto [first, second] = two_runs(a, b);
+  while (first.has_block(16) && second.has_block(16)) {
     merge_block<Tagged>(a, b, first, out_indices, out_values, out_tags);
     merge_block<Tagged>(a, b, second, out_indices, out_values, out_tags);
   }
-  finish_run<Tagged>(a, b, first, out_indices, out_values, out_tags);
-  finish_run<Tagged>(a, b, second, out_indices, out_values, out_tags);
+  for (MergeRun* run : {&first, &second}) {
+    while (run->has_block(16)) merge_block<Tagged>(a, b, *run, out_indices, out_values, out_tags);
+    merge_entries<Tagged>(a, b, *run, out_indices, out_values, out_tags);
+  }
 }
 
 // The lanes of one block in `keep`, in order, to `to` at `at`: compressed into registers and
@@ -181,8 +149,6 @@ COMMSGD_AVX512 std::size_t write_blocks(MergedEntries from, std::size_t n, std::
   return t;
 }
 
-}  // namespace
-
 COMMSGD_AVX512 std::size_t gather_bracket_blocks_avx512(const float* values, std::size_t n,
                                                         std::int32_t high, std::uint64_t* bracket,
                                                         std::size_t& gathered, std::size_t& above) {
@@ -239,22 +205,12 @@ COMMSGD_AVX512 std::size_t mark_blocks_avx512(const float* values, const std::ui
   return i;
 }
 
-bool avx512_merge_enabled() {
-  static const bool enabled = [] {
-    if (std::getenv("COMMSGD_NO_AVX512") != nullptr) return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("popcnt");
-  }();
-  return enabled;
-}
-
 void merge_as_multisets_avx512(MergeSide a, MergeSide b, std::uint32_t* out_indices,
                                float* out_values, std::uint32_t* out_tags) {
   if (out_tags != nullptr) {
-    merge_blocks<true>(a, b, out_indices, out_values, out_tags);
+    merge_two_runs<true>(a, b, out_indices, out_values, out_tags);
   } else {
-    merge_blocks<false>(a, b, out_indices, out_values, out_tags);
+    merge_two_runs<false>(a, b, out_indices, out_values, out_tags);
   }
 }
 
@@ -270,5 +226,15 @@ std::size_t write_kept_blocks_avx512(MergedEntries from, std::size_t n, std::int
   return from.tags != nullptr ? write_blocks<true>(from, n, cut_key, cut_index, to, written)
                               : write_blocks<false>(from, n, cut_key, cut_index, to, written);
 }
+
+}  // namespace
+
+const MergeBlocks kAvx512MergeBlocks{16,
+                                     merge_as_multisets_avx512,
+                                     order_blocks_avx512,
+                                     keep_blocks_avx512,
+                                     gather_bracket_blocks_avx512,
+                                     write_kept_blocks_avx512,
+                                     mark_blocks_avx512};
 
 }  // namespace commsgd::kernels::detail

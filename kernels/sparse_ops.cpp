@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/abs_order.hpp"
-#include "kernels/merge_avx512.hpp"
+#include "kernels/merge_blocks.hpp"
 
 namespace commsgd::kernels {
 namespace {
@@ -52,7 +52,9 @@ bool strictly_increasing(SparseView s) {
   const std::size_t n = s.size();
   std::uint32_t descents = 0;
   std::size_t i = 1;
-  if (detail::avx512_merge_enabled()) i = detail::order_blocks_avx512(index, n, descents);
+  if (const detail::MergeBlocks* blocks = detail::merge_blocks()) {
+    i = blocks->order(index, n, descents);
+  }
   for (; i + kOrderBlock <= n; i += kOrderBlock) descents |= descents_in_block(index + i);
   for (; i < n; ++i) descents |= static_cast<std::uint32_t>(index[i] <= index[i - 1]);
   return descents == 0;
@@ -61,7 +63,7 @@ bool strictly_increasing(SparseView s) {
 // The three arrays of a sparse set with tags, as the merge reads and writes them.
 using Entries = detail::MergedEntries;
 
-// Entries as the AVX-512 passes take them: an untagged merge's tags are null.
+// Entries as the block passes take them: an untagged merge's tags are null.
 template <bool Tagged>
 Entries with_tags(Entries e) {
   if constexpr (!Tagged) e.tags = nullptr;
@@ -161,24 +163,23 @@ void merge_as_multisets(SparseView a, const std::uint32_t* a_tags, SparseView b,
 template <bool Tagged>
 std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, AbsKey low,
                                                   Entries to, std::vector<std::uint32_t>& shared) {
-  const bool blocks = detail::avx512_merge_enabled();
+  const detail::MergeBlocks* blocks = detail::merge_blocks();
   std::size_t kept = 0;
   shared.clear();
   for (std::size_t t = 0; t < m;) {
     if (blocks) {
-      t = detail::keep_blocks_avx512(with_tags<Tagged>(from), m, low, with_tags<Tagged>(to), t,
-                                     kept);
+      t = blocks->keep(with_tags<Tagged>(from), m, low, with_tags<Tagged>(to), t, kept);
     }
-    // One entry at a time: everything without AVX-512, else the block where it stopped (one with
-    // a shared index, or the last few). (The restrict pointers live in this block only: the
-    // blocks above write the same arrays.)
+    // One entry at a time: everything on the portable path, else the block where the blocks
+    // stopped (one with a shared index, or the last few). (The restrict pointers live in this block
+    // only: the blocks above write the same arrays.)
     const std::uint32_t* __restrict fi = from.indices;
     const float* __restrict fv = from.values;
     const std::uint32_t* __restrict ft = from.tags;
     std::uint32_t* __restrict ti = to.indices;
     float* __restrict tv = to.values;
     std::uint32_t* __restrict tt = to.tags;
-    for (const std::size_t end = blocks ? std::min(m, t + 16) : m; t < end; ++t) {
+    for (const std::size_t end = blocks ? std::min(m, t + blocks->width) : m; t < end; ++t) {
       float value = fv[t];
       std::uint32_t tag = Tagged ? ft[t] : 0;
       if (fi[t] == fi[t + 1]) [[unlikely]] {
@@ -203,8 +204,8 @@ std::pair<std::size_t, std::size_t> keep_at_least(Entries from, std::size_t m, A
 std::size_t gather_bracket(const float* __restrict values, std::size_t n, AbsKey high,
                            std::uint64_t* __restrict bracket, std::size_t& above) {
   std::size_t gathered = 0, over = 0, t = 0;
-  if (detail::avx512_merge_enabled()) {
-    t = detail::gather_bracket_blocks_avx512(values, n, high, bracket, gathered, over);
+  if (const detail::MergeBlocks* blocks = detail::merge_blocks()) {
+    t = blocks->gather_bracket(values, n, high, bracket, gathered, over);
   }
   for (; t < n; ++t) {
     const AbsKey key = abs_key(values[t]);
@@ -264,9 +265,9 @@ inline std::uint8_t not_after(Cut cut, float value, std::uint32_t index) {
 template <bool Tagged>
 void write_kept(Entries from, Cut cut, std::size_t n, Entries to) {
   std::size_t w = 0, t = 0;
-  if (detail::avx512_merge_enabled()) {
-    t = detail::write_kept_blocks_avx512(with_tags<Tagged>(from), n, cut.key, cut.index,
-                                         with_tags<Tagged>(to), w);
+  if (const detail::MergeBlocks* blocks = detail::merge_blocks()) {
+    t = blocks->write_kept(with_tags<Tagged>(from), n, cut.key, cut.index, with_tags<Tagged>(to),
+                           w);
   }
   const std::uint32_t* __restrict ki = from.indices;
   const float* __restrict kv = from.values;
@@ -334,8 +335,8 @@ void mark_kept(SparseView side, Cut cut, const std::vector<std::uint32_t>& share
   const float* values = side.values.data();
   const std::uint32_t* indices = side.indices.data();
   std::size_t i = 0;
-  if (detail::avx512_merge_enabled()) {
-    i = detail::mark_blocks_avx512(values, indices, n, cut.key, cut.index, marks.data());
+  if (const detail::MergeBlocks* blocks = detail::merge_blocks()) {
+    i = blocks->mark(values, indices, n, cut.key, cut.index, marks.data());
   }
   for (; i < n; ++i) marks[i] = not_after(cut, values[i], indices[i]);
   for (const std::uint32_t index : shared) {
@@ -373,11 +374,10 @@ void merge_keep_k_impl(SparseView a, const std::uint32_t* a_tags, SparseView b,
   }
   const Entries merged{s.indices.data(), s.values.data(), s.tags.data()};
   const Entries kept{s.kept_indices.data(), s.kept_values.data(), s.kept_tags.data()};
-  if (detail::avx512_merge_enabled()) {
-    detail::merge_as_multisets_avx512({a.indices.data(), a.values.data(), a_tags, a.size()},
-                                      {b.indices.data(), b.values.data(), b_tags, b.size()},
-                                      merged.indices, merged.values,
-                                      Tagged ? merged.tags : nullptr);
+  if (const detail::MergeBlocks* blocks = detail::merge_blocks()) {
+    blocks->merge_as_multisets({a.indices.data(), a.values.data(), a_tags, a.size()},
+                               {b.indices.data(), b.values.data(), b_tags, b.size()},
+                               merged.indices, merged.values, Tagged ? merged.tags : nullptr);
   } else {
     merge_as_multisets<Tagged>(a, a_tags, b, b_tags, merged);
   }
@@ -476,10 +476,6 @@ void zero_applied(std::span<float> dense, const SparseSet& s,
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (applied[i] != 0) d[s.indices[i]] = 0.0f;
   }
-}
-
-bool merge_uses_avx512() {
-  return detail::avx512_merge_enabled();
 }
 
 }  // namespace commsgd::kernels

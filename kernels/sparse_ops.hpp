@@ -9,14 +9,11 @@
 
 namespace commsgd::kernels {
 
-// Whether the merges below take their AVX-512 versions on this CPU (the same results, bit for
-// bit): it has AVX-512 F, VL and BW, and COMMSGD_NO_AVX512 is not set.
-bool merge_uses_avx512();
-
 // gTop-k's merge: the union by index, a.value + b.value on a shared index (a is the lower rank's
 // set, always added first so both partners compute the same bits), then the k entries first in
 // the selection order (larger |value|; ties: smaller index), sorted by index; all of the union
 // if it has at most k. out must not alias a or b; unsorted input throws std::invalid_argument.
+// Runs on the widest instructions this CPU has that the environment allows (simd_path.hpp).
 void merge_keep_k(SparseView a, SparseView b, std::size_t k, SparseSet& out);
 
 // The same, and which entries of one input made it: marks[i] = 1 if the i-th entry of input

@@ -7,7 +7,7 @@
 
 #include "algorithms/comm/mpi_library.hpp"
 #include "kernels/ops.hpp"
-#include "kernels/sparse_ops.hpp"
+#include "kernels/simd_path.hpp"
 
 namespace commsgd::trainer {
 
@@ -26,9 +26,8 @@ std::vector<std::string> build_report(bool run_time) {
       fmt::format("NCCL: {}", nccl ? "built" : "not built (GPUs communicate over MPI)"),
       fmt::format("MPI: {} (MPI {})", mpi.version, mpi.standard),
       fmt::format("CUDA-aware MPI: {}", mpi.cuda_aware),
-      fmt::format("AVX-512: {}", kernels::merge_uses_avx512()
-                                     ? "yes, gTop-k's merge uses it"
-                                     : "no (this CPU lacks it, or COMMSGD_NO_AVX512 is set)"),
+      fmt::format("SIMD: gTop-k's merge {}, the other kernels {}",
+                  kernels::name_of(kernels::merge_simd_path()), kernels::baseline_vector_isa()),
   };
   if (run_time) {
     lines.push_back(

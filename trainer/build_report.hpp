@@ -9,8 +9,8 @@
 namespace commsgd::trainer {
 
 // The build: commit, LibTorch (version, CUDA or not), the CUDA kernels, NCCL, the MPI library,
-// CUDA-aware MPI, AVX-512 on this CPU. With `run_time`, also what this node gives it: the GPUs
-// LibTorch sees.
+// CUDA-aware MPI, the SIMD path each kernel takes on this CPU. With `run_time`, also what this node
+// gives it: the GPUs LibTorch sees.
 std::vector<std::string> build_report(bool run_time);
 
 }  // namespace commsgd::trainer

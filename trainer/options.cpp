@@ -930,7 +930,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   app.add_flag("--version", version,
                "Print what this build is made of, a line each: the commit, LibTorch and whether "
                "it has CUDA, the CUDA kernels, NCCL, the MPI library and whether it is CUDA-aware, "
-               "AVX-512 on this CPU; then exit");
+               "the SIMD path each kernel takes on this CPU; then exit");
   app.add_flag("--check-build", check_build,
                "The same, and what this node gives it at run time (the GPUs LibTorch sees); then "
                "exit. Run it as the job would (srun or mpirun on a compute node) before a "

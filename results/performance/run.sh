@@ -6,6 +6,8 @@
 #   sign-bits         the sign packing and decoding against a memory pass, one thread
 #   collectives       gTop-k's exchange against the allgather and the allreduce, 2, 4 and 8
 #                     ranks over shared memory
+#   merge-paths       gTop-k's exchange with its merge on each SIMD path this CPU has, against
+#                     the allgather, 2 ranks bound to cores and 4
 #   trainer-overhead  commsgd-train's iteration against a bare LibTorch loop, one process
 #   peak-memory       each algorithm's peak resident memory over dense's, 2 ranks
 #   dense-overlap     dense's buckets overlapped with backward against one allreduce after it,
@@ -39,6 +41,10 @@ if [ "$train" = yes ]; then
     echo "== collectives, $p ranks"
     "${mpi[@]}" -np "$p" "$bench" collectives --repeats 3 --db "$db"
   done
+  echo "== gTop-k's merge on each SIMD path, 2 and 4 ranks"
+  "${mpi[0]}" --bind-to core -x OMP_NUM_THREADS=1 -np 2 "$bench" merge-paths --repeats 11 \
+    --db "$db"
+  "${mpi[@]}" -np 4 "$bench" merge-paths --repeats 11 --db "$db"
   echo "== trainer-overhead"
   "$bench" trainer-overhead --model resnet20 --batch-size 32 --threads 1 --db "$db"
   echo "== peak-memory"

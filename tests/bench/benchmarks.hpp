@@ -10,7 +10,7 @@ void add_torchscript_model(CLI::App& app);
 void add_peak_memory(CLI::App& app);
 void add_kernels(CLI::App& app);
 void add_sign_bits(CLI::App& app);
-void add_collectives(CLI::App& app);
+void add_collectives(CLI::App& app);  // and merge-paths
 void add_pingpong(CLI::App& app);
 void add_merge(CLI::App& app);
 void add_dense_overlap(CLI::App& app);

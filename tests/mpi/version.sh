@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # commsgd-train --version and --check-build against the build: the commit and LibTorch version
 # CMake configured, the CUDA kernels and NCCL as CMake found them, the MPI library mpirun
-# belongs to, and AVX-512 as this CPU has it; one rank prints under mpirun.
+# belongs to, and the SIMD path of gTop-k's merge as this CPU has it; one rank prints under mpirun.
 #   version.sh COMMSGD_TRAIN MPIRUN COMMIT TORCH_VERSION CUDA_KERNELS(built|not built) NCCL(built|not built)
 set -euo pipefail
 train=$1 mpirun=$2 commit=$3 torch=$4 kernels=$5 nccl=$6
@@ -20,13 +20,18 @@ case $(line NCCL) in "$nccl"*) ;; *) fail "NCCL: $(line NCCL), not $nccl" ;; esa
 mpi_version=$("$mpirun" --version 2>&1 | head -1 | awk '{ print $NF }')
 case $(line MPI) in *"$mpi_version"*) ;; *) fail "MPI: $(line MPI), but mpirun is $mpi_version" ;; esac
 [ -n "$(line 'CUDA-aware MPI')" ] || fail "no CUDA-aware MPI line"
-flags=$(grep -m1 '^flags' /proc/cpuinfo)
-avx512=yes
-for f in avx512f avx512vl avx512bw; do grep -qw "$f" <<<"$flags" || avx512=no; done
-case $avx512:$(line AVX-512) in yes:yes* | no:no*) ;; *) fail "AVX-512: $(line AVX-512), CPU: $avx512" ;; esac
-case $(COMMSGD_NO_AVX512=1 "$train" --version | sed -n 's/^AVX-512: //p') in
-  no*) ;; *) fail "AVX-512 with COMMSGD_NO_AVX512 set: not no" ;;
-esac
+# The merge's path: the widest this CPU has, capped by the environment.
+flags=$(grep -m1 -E '^(flags|Features)' /proc/cpuinfo)
+has() { for f in "$@"; do grep -qw "$f" <<<"$flags" || return 1; done; }
+widest=portable
+has avx2 popcnt && widest=AVX2
+has avx512f avx512vl avx512bw popcnt && widest=AVX-512
+merge_path() { env "$@" "$train" --version | sed -n "s/^SIMD: gTop-k's merge \([^,]*\),.*/\1/p"; }
+[ "$(merge_path)" = "$widest" ] || fail "SIMD: $(line SIMD), CPU's widest: $widest"
+capped=$widest
+[ "$widest" = AVX-512 ] && capped=AVX2
+[ "$(merge_path COMMSGD_NO_AVX512=1)" = "$capped" ] || fail "COMMSGD_NO_AVX512=1: not $capped"
+[ "$(merge_path COMMSGD_NO_AVX2=1)" = portable ] || fail "COMMSGD_NO_AVX2=1: not portable"
 [ "$(wc -l <<<"$report")" = 7 ] || fail "--version: $(wc -l <<<"$report") lines, expected 7"
 
 # --check-build adds what the node gives at run time; under mpirun one rank prints.

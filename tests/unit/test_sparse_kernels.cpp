@@ -6,6 +6,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "kernels/sampling.hpp"
+#include "kernels/simd_path.hpp"
 #include "kernels/sparse_ops.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/topk.hpp"
@@ -665,6 +668,125 @@ TEST(MergeKeepK, MarksTheEntriesOfOneInputThatAreInTheOutput) {
   EXPECT_EQ(marks, (std::vector<std::uint8_t>{0, 1, 1}));
   merge_keep_k(a, b, 2, out, MergeInput::b, marks);
   EXPECT_EQ(marks, (std::vector<std::uint8_t>{0, 1, 0}));
+}
+
+// The path the merge tests above run on is the one their run's environment asks for
+// (tests/CMakeLists.txt runs them under each cap): the caps hold, and without one the widest
+// path the CPU has is taken.
+TEST(MergeKeepK, TakesThePathTheEnvironmentAllows) {
+  const SimdPath path = merge_simd_path();
+  std::cout << "gTop-k's merge runs on " << name_of(path) << "\n";
+  const bool no_avx2 = std::getenv("COMMSGD_NO_AVX2") != nullptr;
+  const bool no_avx512 = std::getenv("COMMSGD_NO_AVX512") != nullptr;
+  if (no_avx2) {
+    EXPECT_EQ(path, SimdPath::portable);
+  }
+  if (no_avx512) {
+    EXPECT_NE(path, SimdPath::avx512);
+  }
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (!no_avx2 && __builtin_cpu_supports("avx2")) {
+    EXPECT_NE(path, SimdPath::portable);
+  }
+  if (!no_avx2 && !no_avx512 && __builtin_cpu_supports("avx512bw")) {
+    EXPECT_EQ(path, SimdPath::avx512);
+  }
+#else
+  EXPECT_EQ(path, SimdPath::portable);
+#endif
+}
+
+// Every path this CPU has, switched to in one process, gives the same sets, tags and marks bit
+// for bit: large unions (a sampled bracket), many and few shared indices, ties.
+TEST(MergeKeepK, EveryPathGivesTheSameBits) {
+  std::mt19937 rng(23);
+  const SimdPath before = merge_simd_path();
+  for (const bool small_values : {false, true}) {
+    for (const std::uint32_t range : {200'000u, 12'000u}) {
+      const SparseSet a = random_set(rng, 5'003, range, small_values);
+      const SparseSet b = random_set(rng, 4'999, range, small_values);
+      std::vector<std::uint32_t> positions(a.size());
+      std::iota(positions.begin(), positions.end(), 0u);
+      const std::vector<std::uint32_t> untagged(b.size(), kUntagged);
+      for (const std::size_t k : {1, 700, 5'000, 9'000}) {
+        SCOPED_TRACE(testing::Message() << "k " << k << " range " << range);
+        std::vector<SparseSet> plain, tagged;
+        std::vector<std::vector<std::uint32_t>> tags;
+        std::vector<std::vector<std::uint8_t>> marks;
+        for (const SimdPath path : merge_simd_paths()) {
+          use_merge_simd_path(path);
+          plain.emplace_back();
+          tagged.emplace_back();
+          tags.emplace_back();
+          marks.emplace_back();
+          merge_keep_k(a, b, k, plain.back(), MergeInput::b, marks.back());
+          merge_keep_k(a, positions, b, untagged, k, tagged.back(), tags.back());
+        }
+        for (std::size_t p = 1; p < plain.size(); ++p) {
+          SCOPED_TRACE(testing::Message() << name_of(merge_simd_paths()[p]));
+          expect_same(plain[p], plain[0]);
+          expect_same(tagged[p], tagged[0]);
+          EXPECT_EQ(tags[p], tags[0]);
+          EXPECT_EQ(marks[p], marks[0]);
+        }
+      }
+    }
+  }
+  use_merge_simd_path(before);
+  if (merge_simd_paths().back() != SimdPath::avx512) {
+    EXPECT_THROW(use_merge_simd_path(SimdPath::avx512), std::invalid_argument);
+  }
+}
+
+// Every pair of sizes up to 40, around the SIMD paths' blocks (16 entries with AVX-512, 8 with
+// AVX2) and their tails, in both orders: many shared indices, ties and distinct values, indices
+// low, across 2^31 (where a signed compare would order them wrongly) and at the top of the 32-bit
+// range, with the first side's marks; and a descent at every position of an input is refused.
+TEST(MergeKeepK, EverySizeAroundTheBlocks) {
+  std::mt19937 rng(22);
+  constexpr std::size_t kMax = 40;
+  constexpr auto kSpan = static_cast<std::uint32_t>(4 * kMax + 1);  // the widest index range
+  for (const std::uint32_t base : {0u, 0x80000000u - kSpan / 2, 0xffffffffu - kSpan}) {
+    for (std::size_t na = 0; na <= kMax; ++na) {
+      for (std::size_t nb = 0; nb <= kMax; ++nb) {
+        const auto range = static_cast<std::uint32_t>(2 * (na + nb) + 1);
+        SparseSet a = random_set(rng, na, range, (na + nb) % 2 == 0);
+        SparseSet b = random_set(rng, nb, range, (na + nb) % 2 == 0);
+        for (SparseSet* s : {&a, &b}) {
+          for (std::uint32_t& i : s->indices) i += base;
+        }
+        for (const std::size_t k : {std::size_t{1}, (na + nb) / 2 + 1, na + nb + 1}) {
+          SCOPED_TRACE(testing::Message()
+                       << "base " << base << " sizes " << na << ", " << nb << " k " << k);
+          for (const bool swapped : {false, true}) {
+            const SparseSet& first = swapped ? b : a;
+            const SparseSet& second = swapped ? a : b;
+            SparseSet out;
+            std::vector<std::uint8_t> marks;
+            merge_keep_k(first, second, k, out, MergeInput::a, marks);
+            expect_same(out, reference_merge(first, second, k));
+            ASSERT_EQ(marks.size(), first.size());
+            for (std::size_t i = 0; i < first.size(); ++i) {
+              ASSERT_EQ(marks[i],
+                        std::binary_search(out.indices.begin(), out.indices.end(), first.indices[i])
+                            ? 1
+                            : 0);
+            }
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t n = 2; n <= kMax; ++n) {
+    for (std::size_t at = 1; at < n; ++at) {
+      SparseSet a = random_set(rng, n, 1000, false);
+      a.indices[at] = a.indices[at - 1];
+      SparseSet out;
+      EXPECT_THROW(merge_keep_k(a, SparseSet{}, 1, out), std::invalid_argument)
+          << n << " entries, repeated at " << at;
+    }
+  }
 }
 
 TEST(MergeKeepK, RejectsBadInput) {

@@ -1,0 +1,99 @@
+#include "kernels/simd_path.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/merge_blocks.hpp"
+
+namespace commsgd::kernels {
+namespace {
+
+// The widest path the CPU has under the environment's cap.
+SimdPath widest_merge_path() {
+#if defined(__x86_64__)
+  if (std::getenv("COMMSGD_NO_AVX2") != nullptr) return SimdPath::portable;
+  __builtin_cpu_init();
+  if (std::getenv("COMMSGD_NO_AVX512") == nullptr && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("popcnt")) {
+    return SimdPath::avx512;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) return SimdPath::avx2;
+#endif
+  return SimdPath::portable;
+}
+
+// Decided once, at the first merge, unless a benchmark switches it.
+std::atomic<SimdPath>& current_path() {
+  static std::atomic<SimdPath> path{widest_merge_path()};
+  return path;
+}
+
+}  // namespace
+
+SimdPath merge_simd_path() {
+  return current_path().load(std::memory_order_relaxed);
+}
+
+std::vector<SimdPath> merge_simd_paths() {
+  std::vector<SimdPath> paths;
+  const SimdPath widest = widest_merge_path();
+  for (const SimdPath path : {SimdPath::portable, SimdPath::avx2, SimdPath::avx512}) {
+    if (path <= widest) paths.push_back(path);
+  }
+  return paths;
+}
+
+void use_merge_simd_path(SimdPath path) {
+  if (path > widest_merge_path()) {
+    throw std::invalid_argument(std::string("use_merge_simd_path: ") + name_of(path) +
+                                " is not available on this CPU under this environment");
+  }
+  current_path().store(path, std::memory_order_relaxed);
+}
+
+const char* name_of(SimdPath path) {
+  switch (path) {
+    case SimdPath::avx512:
+      return "AVX-512";
+    case SimdPath::avx2:
+      return "AVX2";
+    case SimdPath::portable:
+      break;
+  }
+  return "portable";
+}
+
+const char* baseline_vector_isa() {
+#if defined(__AVX512F__)
+  return "AVX-512";
+#elif defined(__AVX2__)
+  return "AVX2";
+#elif defined(__SSE2__)
+  return "SSE2";
+#elif defined(__ARM_NEON)
+  return "NEON";
+#else
+  return "none";
+#endif
+}
+
+namespace detail {
+
+const MergeBlocks* merge_blocks() {
+  switch (merge_simd_path()) {
+#if defined(__x86_64__)
+    case SimdPath::avx512:
+      return &kAvx512MergeBlocks;
+    case SimdPath::avx2:
+      return &kAvx2MergeBlocks;
+#endif
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace detail
+}  // namespace commsgd::kernels
