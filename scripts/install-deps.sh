@@ -17,6 +17,7 @@ packages=(
   python3-torch                            # tools/export_torchscript.py (--model torchscript)
   slurm-wlm munge iproute2 jq              # the cluster in a box and its tests (jobs/local)
   strace                                   # which files the ranks open (tests/mpi/test_nonfinite)
+  g++-aarch64-linux-gnu qemu-user-static   # the aarch64 build and its tests (ctest -L aarch64)
 )
 
 missing=()

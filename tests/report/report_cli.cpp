@@ -13,7 +13,10 @@ namespace commsgd::testing {
 namespace fs = std::filesystem;
 
 ProcessResult report(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {COMMSGD_REPORT};
+  std::vector<std::string> argv;
+  std::istringstream emulator(COMMSGD_REPORT_EMULATOR);
+  for (std::string word; emulator >> word;) argv.push_back(word);
+  argv.push_back(COMMSGD_REPORT);
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, std::chrono::seconds(120));
 }
