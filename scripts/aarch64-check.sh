@@ -6,8 +6,8 @@
 # it needs LibTorch, which this check does not download.
 #
 # Debian's cross compiler (g++-aarch64-linux-gnu) and qemu-user-static build and run it; the ARM
-# libraries (Debian 12's arm64 packages of Open MPI, SQLite, zlib, libjpeg and the C and C++
-# runtime) are downloaded with a private apt configuration (nothing is added to the system's
+# libraries (Debian 12's arm64 packages of Open MPI, SQLite, zlib, libjpeg, libpng and the C and
+# C++ runtime) are downloaded with a private apt configuration (nothing is added to the system's
 # sources or architectures, nothing is installed), cached in DIR, and unpacked into DIR/root,
 # the root the ARM programs see. CLI11, fmt, nlohmann_json, toml++ and GoogleTest are built from
 # Debian's copies of the pinned releases (scripts/dependency-sources.sh).
@@ -43,7 +43,7 @@ done
 # Open MPI's library and every library it and the others load, as an ARM machine's root has them.
 packages=(
   libc6 libgcc-s1 libstdc++6 zlib1g zlib1g-dev libsqlite3-0 libsqlite3-dev
-  libjpeg62-turbo libjpeg62-turbo-dev
+  libjpeg62-turbo libjpeg62-turbo-dev libpng16-16 libpng-dev
   libopenmpi-dev libopenmpi3 openmpi-common libhwloc15 libevent-2.1-7 libevent-core-2.1-7
   libevent-pthreads-2.1-7 libpmix2 libfabric1 libucx0 libibverbs1 librdmacm1 libnl-3-200
   libnl-route-3-200 libnuma1 libmunge2 libltdl7 libudev1 libxml2 libicu72 liblzma5 libcap2

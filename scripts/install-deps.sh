@@ -10,6 +10,7 @@ packages=(
   libcli11-dev libfmt-dev libsqlite3-dev sqlite3 nlohmann-json3-dev zlib1g-dev
   libtomlplusplus-dev                      # commsgd-sweep reads sweep configs
   libjpeg62-turbo-dev                      # ImageNet JPEG folders (trainer/data/jpeg_decode)
+  libpng-dev                               # their PNG files, whatever their name (png_decode)
   googletest libgtest-dev
   python3-sklearn                          # ships the digits data set used by the tests
   dataset-fashion-mnist                    # the reduced-scale experiments' data (results/)

@@ -12,6 +12,7 @@
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/comm/throttled_communicator.hpp"
 #include "trainer/build_report.hpp"
+#include "trainer/data_check_command.hpp"
 #include "trainer/exit_codes.hpp"
 #include "trainer/options.hpp"
 #include "trainer/setup_check.hpp"
@@ -49,6 +50,9 @@ int commsgd_train_main(int argc, char** argv) {
   try {
     const ParseOutcome outcome = parse_options(argc, argv, options, rank0);
     if (outcome == ParseOutcome::exit_ok) return kExitCompleted;
+    // One process reads the data set; under a launcher the other ranks leave it to rank 0.
+    if (outcome == ParseOutcome::check_data)
+      return rank0 ? run_data_check(options) : kExitCompleted;
     if (outcome == ParseOutcome::version || outcome == ParseOutcome::check_build) {
       if (rank0) {
         for (const std::string& line : build_report(outcome == ParseOutcome::check_build))

@@ -583,8 +583,8 @@ void declare_data_options(Declarations& d) {
       ->check(CLI::Range(0.0, 1.0) & kPositive)
       ->group(data);
   d.value("--loader-threads", &Options::loader_threads,
-          "image-folder: JPEG decoding threads per rank (0: the node's cores divided "
-          "among its ranks)",
+          "image-folder: image decoding threads per rank (0: the node's cores divided "
+          "among its ranks; with --check-data, all of them)",
           Hash::no)
       ->check(kNonNegative)
       ->group(data);
@@ -926,7 +926,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   CLI::App app;
   app.name("commsgd-train");
   add_options(app, options);
-  bool version = false, check_build = false;
+  bool version = false, check_build = false, check_data = false;
   app.add_flag("--version", version,
                "Print what this build is made of, a line each: the commit, LibTorch and whether "
                "it has CUDA, the CUDA kernels, NCCL, the MPI library and whether it is CUDA-aware, "
@@ -935,6 +935,13 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
                "The same, and what this node gives it at run time (the GPUs LibTorch sees); then "
                "exit. Run it as the job would (srun or mpirun on a compute node) before a "
                "multi-node job");
+  app.add_flag("--check-data", check_data,
+               "Read the data set the other options name, every training and validation file, "
+               "and exit: 0 if all are good, 2 if any is bad, each bad file printed with its "
+               "reason and a count per class. An image folder's images are decoded on "
+               "--loader-threads threads (0: all the node's cores); the other data sets are "
+               "loaded as a run loads them. One process, no MPI launch needed: run it before a "
+               "long job");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -947,7 +954,25 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   if (version) return ParseOutcome::version;
   leave_out_options_not_taken(app, before, options);
   validate(options);
-  return ParseOutcome::run;
+  return check_data ? ParseOutcome::check_data : ParseOutcome::run;
+}
+
+data::DatasetOptions dataset_options(const Options& o) {
+  data::DatasetOptions d;
+  d.kind = o.dataset;
+  d.path = o.data_path;
+  if (!o.csv_shape.empty())
+    d.csv_shape = data::SampleShape{o.csv_shape[0], o.csv_shape[1], o.csv_shape[2]};
+  d.val_fraction = o.val_fraction;
+  d.val_split = o.val_split;
+  d.synthetic_shape = {o.synthetic_shape[0], o.synthetic_shape[1], o.synthetic_shape[2]};
+  d.synthetic_classes = o.synthetic_classes;
+  d.synthetic_train = static_cast<std::size_t>(o.synthetic_train);
+  d.synthetic_val = static_cast<std::size_t>(o.synthetic_val);
+  d.seed = o.seed;
+  d.normalize = !o.no_normalize;
+  d.image_size = o.image_size > 0 ? o.image_size : 224;
+  return d;
 }
 
 algorithms::AlgorithmConfig algorithm_config(const Options& o) {

@@ -219,13 +219,17 @@ std::shared_ptr<const std::string> add_extension_option(const std::string& flag,
                                                         Hash hash = Hash::yes);
 
 // exit_ok: --help was printed (when `print` is set); version, check_build: --version or
-// --check-build was given, for the caller to answer (build_report.hpp).
-enum class ParseOutcome { run, exit_ok, version, check_build };
+// --check-build was given, for the caller to answer (build_report.hpp); check_data: --check-data
+// was given with valid options, for the caller to read the data set (data_check_command.hpp).
+enum class ParseOutcome { run, exit_ok, version, check_build, check_data };
 
 // Parses argv (and --config FILE). An option the file sets that --algo does not take is left out,
 // noted in options.left_out; on the command line such an option is refused.
 // Throws UsageError naming the option and the problem.
 ParseOutcome parse_options(int argc, const char* const* argv, Options& options, bool print);
+
+// The data-set options as the loaders take them.
+data::DatasetOptions dataset_options(const Options& options);
 
 // The algorithm's configuration, with the sparse algorithms' defaults filled in; throws UsageError
 // for combinations that make no sense (e.g. --selector with --algo dense).

@@ -21,24 +21,6 @@
 namespace commsgd::trainer {
 namespace {
 
-data::DatasetOptions dataset_options(const Options& o) {
-  data::DatasetOptions d;
-  d.kind = o.dataset;
-  d.path = o.data_path;
-  if (!o.csv_shape.empty())
-    d.csv_shape = data::SampleShape{o.csv_shape[0], o.csv_shape[1], o.csv_shape[2]};
-  d.val_fraction = o.val_fraction;
-  d.val_split = o.val_split;
-  d.synthetic_shape = {o.synthetic_shape[0], o.synthetic_shape[1], o.synthetic_shape[2]};
-  d.synthetic_classes = o.synthetic_classes;
-  d.synthetic_train = static_cast<std::size_t>(o.synthetic_train);
-  d.synthetic_val = static_cast<std::size_t>(o.synthetic_val);
-  d.seed = o.seed;
-  d.normalize = !o.no_normalize;
-  d.image_size = o.image_size > 0 ? o.image_size : 224;
-  return d;
-}
-
 bool augment_enabled(const Options& o) {
   return o.augment == Augment::on || (o.augment == Augment::automatic &&
                                       data::dataset_table().find(o.dataset).augmented_by_default);

@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "tests/support/jpeg_files.hpp"
+#include "tests/support/png_files.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "trainer/data/batch_reader.hpp"
 #include "trainer/data/image_folder.hpp"
@@ -20,8 +22,11 @@ namespace {
 namespace fs = std::filesystem;
 
 using commsgd::testing::Color;
+using commsgd::testing::PngColour;
+using commsgd::testing::PngLayout;
 using commsgd::testing::TempDir;
 using commsgd::testing::write_jpeg;
+using commsgd::testing::write_png;
 using commsgd::testing::write_solid;
 
 constexpr std::array<float, 3> kMean{0.485F, 0.456F, 0.406F};
@@ -60,7 +65,8 @@ struct ExpectedFile {
 
 // Three classes, created out of order, of four images each, with names whose
 // sorted order differs from creation order and from case-insensitive order.
-// bee/img1.jpg is grayscale. Files that are not JPEGs are ignored.
+// bee/img1.jpg is grayscale; ant/img3.JPEG is a PNG, as ImageNet's n02105855_2933.JPEG.
+// Files without an image's extension are ignored.
 std::vector<ExpectedFile> make_folder(const fs::path& root) {
   const std::vector<std::pair<std::string, Color>> classes{
       {"cat", {30, 60, 200}}, {"ant", {200, 40, 40}}, {"bee", {40, 180, 60}}};
@@ -69,13 +75,17 @@ std::vector<ExpectedFile> make_folder(const fs::path& root) {
   for (const auto& [name, color] : classes) {
     fs::create_directories(root / name);
     write_text(root / name / "notes.txt", "not an image");
-    write_text(root / name / "thumb.png", "not a jpeg");
+    write_text(root / name / "thumb.gif", "not read");
     for (std::size_t i = 0; i < names.size(); ++i) {
       const fs::path file = root / name / names[i];
       const auto [width, height] = sizes[i];
       if (name == "bee" && names[i] == "img1.jpg") {
         write_jpeg(file, width, height, 1,
                    [](int, int) { return std::array<std::uint8_t, 4>{128}; });
+      } else if (name == "ant" && names[i] == "img3.JPEG") {
+        write_png(file, width, height, {}, [&](int, int) {
+          return std::array<int, 4>{color[0], color[1], color[2], 0};
+        });
       } else {
         write_solid(file, width, height, color);
       }
@@ -190,7 +200,7 @@ TEST(ImageFolderIndex, RejectsMissingRootEmptyRootAndEmptyClass) {
 TEST(ImageFolderDecode, GivesSizeAndColourOfRgbAndGrayscaleFiles) {
   TempDir dir;
   for (const ExpectedFile& file : make_folder(dir.path())) {
-    const Image image = decode_jpeg(file.path);
+    const Image image = decode_image(file.path);
     ASSERT_EQ(image.width, file.width) << file.path;
     ASSERT_EQ(image.height, file.height) << file.path;
     ASSERT_EQ(image.rgb.size(), static_cast<std::size_t>(file.width * file.height * 3));
@@ -207,7 +217,7 @@ TEST(ImageFolderDecode, ConvertsAdobeCmykToRgb) {
   write_jpeg(path, 24, 16, 4, [](int, int) {
     return std::array<std::uint8_t, 4>{255, 102, 51, 200};
   });
-  const Image image = decode_jpeg(path);
+  const Image image = decode_image(path);
   ASSERT_EQ(image.width, 24);
   ASSERT_EQ(image.height, 16);
   const Color expected{200, 80, 40};
@@ -216,22 +226,124 @@ TEST(ImageFolderDecode, ConvertsAdobeCmykToRgb) {
   }
 }
 
+// Each of PNG's colour types and depths becomes what PIL's convert("RGB") gives: exactly, PNG
+// being lossless.
+TEST(ImageFolderDecode, ConvertsEveryPngLayoutAsPilDoes) {
+  struct Case {
+    const char* name;
+    PngLayout layout;
+    std::function<Color(const std::array<int, 4>&)> rgb;  // the expected RGB of given samples
+  };
+  const auto gray = [](int levels) {
+    return [levels](const std::array<int, 4>& v) {
+      const int g = v[0] * 255 / (levels - 1);
+      return Color{g, g, g};
+    };
+  };
+  const auto first_three = [](const std::array<int, 4>& v) { return Color{v[0], v[1], v[2]}; };
+  const auto high_bytes = [](const std::array<int, 4>& v) {
+    return Color{v[0] >> 8, v[1] >> 8, v[2] >> 8};
+  };
+  const std::vector<std::array<int, 3>> palette{{255, 0, 0}, {0, 128, 255}, {7, 77, 177}};
+  const auto lookup = [&](const std::array<int, 4>& v) {
+    return Color{palette[v[0]][0], palette[v[0]][1], palette[v[0]][2]};
+  };
+  const auto layout = [](PngColour colour, int bit_depth, bool interlaced = false,
+                         std::vector<std::array<int, 3>> entries = {}) {
+    return PngLayout{colour, bit_depth, interlaced, std::move(entries)};
+  };
+  const std::vector<Case> cases{
+      {"gray8", layout(PngColour::gray, 8), gray(256)},
+      {"gray2", layout(PngColour::gray, 2), gray(4)},
+      {"gray16", layout(PngColour::gray, 16),
+       [](const std::array<int, 4>& v) {
+         return Color{v[0] >> 8, v[0] >> 8, v[0] >> 8};
+       }},
+      {"gray_alpha", layout(PngColour::gray_alpha, 8), gray(256)},
+      {"rgb", layout(PngColour::rgb, 8), first_three},
+      {"rgb16", layout(PngColour::rgb, 16), high_bytes},
+      {"rgb_alpha", layout(PngColour::rgb_alpha, 8), first_three},
+      {"rgb_interlaced", layout(PngColour::rgb, 8, true), first_three},
+      {"palette4", layout(PngColour::palette, 4, false, palette), lookup},
+      {"palette8", layout(PngColour::palette, 8, false, palette), lookup},
+  };
+  TempDir dir;
+  constexpr int kWidth = 13, kHeight = 7;
+  for (const Case& c : cases) {
+    const int top = c.layout.colour == PngColour::palette ? 3 : 1 << c.layout.bit_depth;
+    // Distinct samples in each channel and pixel, alpha included.
+    const auto samples = [top](int x, int y) {
+      std::array<int, 4> v{};
+      for (int k = 0; k < 4; ++k) v[k] = (x * 7919 + y * 104729 + k * 7717 + x * y * 13) % top;
+      return v;
+    };
+    const fs::path path = dir.path() / (std::string(c.name) + ".JPEG");
+    write_png(path, kWidth, kHeight, c.layout, samples);
+    const Image image = decode_image(path);
+    ASSERT_EQ(image.width, kWidth) << c.name;
+    ASSERT_EQ(image.height, kHeight) << c.name;
+    ASSERT_EQ(image.rgb.size(), std::size_t{3} * kWidth * kHeight) << c.name;
+    for (int y = 0; y < kHeight; ++y) {
+      for (int x = 0; x < kWidth; ++x) {
+        const Color expected = c.rgb(samples(x, y));
+        for (std::size_t k = 0; k < 3; ++k) {
+          ASSERT_EQ(image.rgb[3 * static_cast<std::size_t>(y * kWidth + x) + k], expected[k])
+              << c.name << " at (" << x << ", " << y << ") channel " << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(ImageFolderDecode, RejectsTruncatedAndCorruptPngsNamingThem) {
+  TempDir dir;
+  // Noise compresses badly, so the image data is most of the file.
+  const auto noise = [](int x, int y) {
+    const int v = static_cast<int>((x * 7919U + y * 104729U) * 2654435761U >> 24);
+    return std::array<int, 4>{v, (v * 3) & 0xFF, 77, 0};
+  };
+  const fs::path truncated = dir.path() / "truncated.JPEG";
+  write_png(truncated, 64, 64, {}, noise);
+  fs::resize_file(truncated, fs::file_size(truncated) / 2);
+  EXPECT_TRUE(FailsNaming([&] { decode_image(truncated); }, truncated));
+
+  // A byte of the image data changed: its chunk's CRC no longer matches.
+  const fs::path corrupt = dir.path() / "corrupt.png";
+  write_png(corrupt, 64, 64, {}, noise);
+  {
+    std::fstream file(corrupt, std::ios::in | std::ios::out | std::ios::binary);
+    const auto middle = static_cast<std::streamoff>(fs::file_size(corrupt) / 2);
+    file.seekg(middle);
+    const int byte = file.get();
+    file.seekp(middle);
+    file.put(static_cast<char>(byte ^ 0xFF));
+  }
+  EXPECT_TRUE(FailsNaming([&] { decode_image(corrupt); }, corrupt));
+}
+
 TEST(ImageFolderDecode, RejectsTruncatedAndNonJpegFilesNamingThem) {
   TempDir dir;
   const fs::path truncated = dir.path() / "truncated.jpg";
   write_truncated(truncated);
-  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(truncated); }, truncated));
+  EXPECT_TRUE(FailsNaming([&] { decode_image(truncated); }, truncated));
 
-  const fs::path text = dir.path() / "text.jpg";
+  const fs::path text = dir.path() / "text.JPEG";
   write_text(text, "this is not a JPEG file");
-  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(text); }, text));
+  EXPECT_TRUE(FailsNaming([&] { decode_image(text); }, text));
+  try {
+    decode_image(text);
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("neither a JPEG nor a PNG: starts with 0x74 0x68"),
+              std::string::npos)
+        << e.what();
+  }
 
   const fs::path empty = dir.path() / "empty.jpg";
   write_text(empty, "");
-  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(empty); }, empty));
+  EXPECT_TRUE(FailsNaming([&] { decode_image(empty); }, empty));
 
   const fs::path missing = dir.path() / "missing.jpg";
-  EXPECT_TRUE(FailsNaming([&] { decode_jpeg(missing); }, missing));
+  EXPECT_TRUE(FailsNaming([&] { decode_image(missing); }, missing));
 }
 
 // ---------------------------------------------------------------- transforms

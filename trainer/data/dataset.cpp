@@ -106,8 +106,8 @@ const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
         .make = load_synthetic,
         .from_path = false},
        {.name = "image-folder",
-        .summary = "ImageNet-style JPEG class directories, decoded per batch (--data-path: the "
-                   "directory holding train/ and val/)",
+        .summary = "ImageNet-style class directories of JPEG and PNG files, decoded per batch "
+                   "(--data-path: the directory holding train/ and val/)",
         .make = load_image_folder,
         .augmented_by_default = true,
         .own_options = kImageFolderOptions},

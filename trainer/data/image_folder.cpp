@@ -5,13 +5,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "trainer/data/image_decode.hpp"
 #include "trainer/data/image_folder_index.hpp"
 #include "trainer/data/image_transforms.hpp"
-#include "trainer/data/jpeg_decode.hpp"
 #include "trainer/data/loaders.hpp"
 #include "trainer/data/rng.hpp"
 
@@ -80,19 +81,19 @@ void load_image_sample(const fs::path& path, const ImageTransform& transform, st
                ? random_resized_crop(width, height, rng)
                : center_crop(width, height, output_size, transform.val_crop_fraction);
   };
-  JpegReader reader(path);
+  const std::unique_ptr<ImageReader> reader = open_image(path);
   if (transform.squash_size > 0) {
     // Decoded at full size, as the originals' OpenCV did before squashing.
-    const Image square = squash(reader.decode(1), transform.squash_size);
+    const Image square = squash(reader->decode(1), transform.squash_size);
     resample(square, crop(square.width, square.height), output_size, out);
     return;
   }
-  const int width = reader.width();
-  const int height = reader.height();
+  const int width = reader->width();
+  const int height = reader->height();
   // The crop is drawn on the full-size image, so the random stream and the
   // region chosen do not depend on the decoding scale.
   CropBox box = crop(width, height);
-  const Image image = reader.decode(choose_scale_denom(width, height, box, output_size));
+  const Image image = reader->decode(choose_scale_denom(width, height, box, output_size));
   const double sx = static_cast<double>(image.width) / width;
   const double sy = static_cast<double>(image.height) / height;
   box.left *= sx;

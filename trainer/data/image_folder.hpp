@@ -1,5 +1,5 @@
-// ImageNet-style JPEG folders (root/<class>/<image>.JPEG) decoded on the fly:
-// the index (image_folder_index.hpp), JPEG decoding (jpeg_decode.hpp) and the
+// ImageNet-style image folders (root/<class>/<image>.JPEG) decoded on the fly:
+// the index (image_folder_index.hpp), JPEG and PNG decoding (image_decode.hpp) and the
 // torchvision-style transforms (image_transforms.hpp) combined per sample, and a
 // multi-threaded prefetching batch loader. Unlike the in-memory data sets of
 // dataset.hpp, ImageNet does not fit in memory as floats, so images are decoded
@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "trainer/data/dataset.hpp"
+#include "trainer/data/image_decode.hpp"
 #include "trainer/data/image_folder_index.hpp"
 #include "trainer/data/image_transforms.hpp"
-#include "trainer/data/jpeg_decode.hpp"
 
 namespace commsgd::data {
 
@@ -50,7 +50,7 @@ struct ImageTransform {
 // std. Train mode draws from `rng` (validation leaves it alone); only the
 // engine's raw output is used, never std:: distributions, so a seed gives the
 // same image with every standard library.
-// Throws DataError as decode_jpeg, std::invalid_argument on a wrong out size,
+// Throws DataError as open_image and decode, std::invalid_argument on a wrong out size,
 // output_size < 1, squash_size < 0 or val_crop_fraction outside (0, 1].
 void load_image_sample(const std::filesystem::path& path, const ImageTransform& transform,
                        std::mt19937_64& rng, std::span<float> out);

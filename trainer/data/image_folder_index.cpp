@@ -13,11 +13,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool has_jpeg_suffix(const fs::path& path) {
+// The extensions torchvision's ImageFolder takes that a decoder here reads. Which decoder reads a
+// file is chosen by its content (image_decode.hpp), not by this.
+bool has_image_suffix(const fs::path& path) {
   std::string extension = path.extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return extension == ".jpg" || extension == ".jpeg";
+  return extension == ".jpg" || extension == ".jpeg" || extension == ".png";
 }
 
 // Entries of `dir` that satisfy `keep`, sorted by name. Filesystem errors
@@ -52,13 +54,15 @@ ImageFolder index_image_folder(const fs::path& root) {
     std::error_code ignored;
     return e.is_directory(ignored);
   };
-  const auto is_jpeg = [](const fs::directory_entry& e) {
+  const auto is_image = [](const fs::directory_entry& e) {
     std::error_code ignored;
-    return e.is_regular_file(ignored) && has_jpeg_suffix(e.path());
+    return e.is_regular_file(ignored) && has_image_suffix(e.path());
   };
   for (const fs::path& class_dir : sorted_entries(root, is_directory)) {
-    const std::vector<fs::path> images = sorted_entries(class_dir, is_jpeg);
-    if (images.empty()) throw folder_error(class_dir, "no .jpg or .jpeg files in class directory");
+    const std::vector<fs::path> images = sorted_entries(class_dir, is_image);
+    if (images.empty()) {
+      throw folder_error(class_dir, "no .jpg, .jpeg or .png files in class directory");
+    }
     const auto label = static_cast<std::int32_t>(folder.classes.size());
     folder.classes.push_back(class_dir.filename().string());
     for (const fs::path& image : images) folder.files.push_back({image, label});

@@ -10,11 +10,11 @@
 namespace commsgd::data {
 
 // Classes are the subdirectories of root in lexicographic (byte) order, as in
-// torchvision's ImageFolder; their files ending in .jpg or .jpeg (any case)
+// torchvision's ImageFolder; their files ending in .jpg, .jpeg or .png (any case)
 // are the samples, sorted by name so the index is the same on every rank.
 // Other files are ignored. Throws DataError ("image-folder: <path>: <problem>")
 // if root is not a directory, has no subdirectories, or a subdirectory holds
-// no JPEG file.
+// no such file.
 ImageFolder index_image_folder(const std::filesystem::path& root);
 
 // DataError("image-folder: <path>: <problem>"). Indexing, decoding and the data set's own checks

@@ -5,7 +5,7 @@
 #include <random>
 #include <span>
 
-#include "trainer/data/jpeg_decode.hpp"
+#include "trainer/data/image_decode.hpp"
 
 namespace commsgd::data {
 

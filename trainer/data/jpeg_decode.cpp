@@ -7,10 +7,8 @@
 #include <jerror.h>
 // clang-format on
 
-#include <cerrno>
 #include <csetjmp>
 #include <cstddef>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -78,10 +76,8 @@ struct JpegReader::Decompressor {
   ~Decompressor() { jpeg_destroy_decompress(&cinfo); }
 };
 
-JpegReader::JpegReader(const fs::path& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
-  if (!file_) throw folder_error(path_, std::string("cannot open: ") + std::strerror(errno));
-  // Only now: allocating could overwrite the errno of a failed fopen.
-  state_ = std::make_unique<Decompressor>();
+JpegReader::JpegReader(const fs::path& path, OpenFile file)
+    : path_(path), file_(std::move(file)), state_(std::make_unique<Decompressor>()) {
   state_->cinfo.err = jpeg_std_error(&state_->errors.pub);
   state_->errors.pub.error_exit = jump_on_error;
   state_->errors.pub.emit_message = on_message;
@@ -154,10 +150,6 @@ Image JpegReader::decode(unsigned scale_denom) {
   image.rgb = cinfo.out_color_space == JCS_CMYK ? cmyk_to_rgb(pixels, cinfo.saw_Adobe_marker)
                                                 : std::move(pixels);
   return image;
-}
-
-Image decode_jpeg(const fs::path& path) {
-  return JpegReader(path).decode(1);
 }
 
 }  // namespace commsgd::data
