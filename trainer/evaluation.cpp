@@ -68,12 +68,13 @@ Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, cons
   return combine(sums, has_top5, comm);
 }
 
-// Each rank reads its contiguous share of the validation text as streams, from a fresh state
-// (every batch, with `reset_every_batch`, as the gTop-k and GaussianK-SGD codes validate); every
-// token is scored once. Perplexity is exp of the mean loss per token.
-Evaluation evaluate_language_model(Model& model, const data::TokenStreams& validation,
-                                   bool reset_every_batch, const torch::Device& device,
-                                   comm::Communicator& comm) {
+namespace {
+
+// The batches of TokenStreams or TokenWindows, scored from a fresh state (and again before every
+// batch with `reset_every_batch`).
+template <class TokenBatches>
+Evaluation score_text(Model& model, const TokenBatches& validation, bool reset_every_batch,
+                      const torch::Device& device, comm::Communicator& comm) {
   model.reset_state();
   EvaluationSums sums{};
   std::vector<std::int64_t> tokens, targets;
@@ -95,6 +96,19 @@ Evaluation evaluate_language_model(Model& model, const data::TokenStreams& valid
   Evaluation e = combine(sums, true, comm);
   e.perplexity = std::exp(e.loss);
   return e;
+}
+
+}  // namespace
+
+Evaluation evaluate_language_model(Model& model, const data::TokenStreams& validation,
+                                   bool reset_every_batch, const torch::Device& device,
+                                   comm::Communicator& comm) {
+  return score_text(model, validation, reset_every_batch, device, comm);
+}
+
+Evaluation evaluate_language_model(Model& model, const data::TokenWindows& validation,
+                                   const torch::Device& device, comm::Communicator& comm) {
+  return score_text(model, validation, true, device, comm);
 }
 
 }  // namespace commsgd::trainer

@@ -31,11 +31,16 @@ Evaluation evaluate_classifier(Model& model, data::BatchReader& validation, cons
                                comm::Communicator& comm);
 
 // Each rank reads its contiguous share of the validation text as streams, from a fresh state
-// (every batch, with `reset_every_batch`, as the gTop-k and GaussianK-SGD codes validate); every
-// token is scored once. Perplexity is exp of the mean loss per token.
+// (every batch, with `reset_every_batch`); every token is scored once. Perplexity is exp of the
+// mean loss per token.
 Evaluation evaluate_language_model(Model& model, const data::TokenStreams& validation,
                                    bool reset_every_batch, const torch::Device& device,
                                    comm::Communicator& comm);
+
+// The validation text as the gTop-k and GaussianK-SGD codes score it: each rank its share of the
+// batches of windows, each batch from a zero state; the loss is the mean over every scored target.
+Evaluation evaluate_language_model(Model& model, const data::TokenWindows& validation,
+                                   const torch::Device& device, comm::Communicator& comm);
 
 // Evaluates what the algorithm says is the model (for gossip algorithms the consensus average,
 // which it puts in the parameters), or with `own_parameters` each rank's own, leaving the local

@@ -14,11 +14,11 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/catalog.hpp"
-#include "common/stable_hash.hpp"
 #include "algorithms/epoch_schedule.hpp"
 #include "algorithms/gossip/topology.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
+#include "common/stable_hash.hpp"
 #include "trainer/exit_codes.hpp"
 #include "trainer/model_table.hpp"
 #include "trainer/setup_check.hpp"
@@ -636,8 +636,16 @@ void declare_optimization_options(Declarations& d) {
       ->check(kPositive)
       ->group(opt);
   d.flag("--eval-reset-state", &Options::eval_reset_state,
-         "lstm: validate each batch from a zero recurrent state, as the gTop-k and "
-         "GaussianK-SGD codes do (default: the state carries through the validation text)")
+         "lstm: validate each batch of streams from a zero recurrent state (default: the "
+         "state carries through the validation text); --eval-windows scores as the gTop-k and "
+         "GaussianK-SGD codes do")
+      ->group(opt);
+  d.flag("--eval-windows", &Options::eval_windows,
+         "lstm: score the validation text as the gTop-k and GaussianK-SGD codes do: windows of "
+         "--bptt tokens on a grid from its first token, in batches of --eval-batch-size windows "
+         "(the last partial window and batch dropped), each window from a zero state; the "
+         "ranks share the batches, so what is scored does not depend on P (default: each "
+         "rank's 1/P of the text as --eval-batch-size streams)")
       ->group(opt);
   d.choice("--eval-model", &Options::eval_model, kEvalModels,
            "Classifiers: what an epoch's validation scores. consensus: the mean of the "
@@ -1023,6 +1031,14 @@ void validate(const Options& o) {
   }
   const ModelRow& model = named_row(model_table(), o.model);
   const bool language_model = model.input == ModelInput::tokens;
+  if (o.eval_windows && !language_model) {
+    throw UsageError("--eval-windows applies to --model lstm only");
+  }
+  if (o.eval_windows && o.eval_reset_state) {
+    throw UsageError(
+        "--eval-windows starts every window from a zero state already: drop "
+        "--eval-reset-state");
+  }
   if (o.eval_reset_state && !language_model) {
     throw UsageError("--eval-reset-state applies to --model lstm only");
   }

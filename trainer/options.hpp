@@ -163,6 +163,7 @@ struct Options {
   OnNonfinite on_nonfinite = OnNonfinite::stop;
   int eval_batch_size = 256;
   bool eval_reset_state = false;
+  bool eval_windows = false;
   EvalModel eval_model = EvalModel::consensus;
   // Record
   std::string db;

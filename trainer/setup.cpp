@@ -27,7 +27,8 @@ bool augment_enabled(const Options& o) {
 }
 
 // A language model's batches: each rank's share of the text as --batch-size streams (and the
-// validation text as --eval-batch-size streams), --bptt tokens of each per iteration.
+// validation text as --eval-batch-size streams, or with --eval-windows as batches of that many
+// windows), --bptt tokens of each per iteration.
 void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) {
   const auto share = [&](std::size_t tokens) {
     return tokens / static_cast<std::size_t>(comm.size());
@@ -35,6 +36,7 @@ void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) 
   for (const auto& [option, streams, tokens] :
        {std::tuple{"--batch-size", o.batch_size, s.dataset.train_size()},
         std::tuple{"--eval-batch-size", o.eval_batch_size, s.dataset.validation_size()}}) {
+    if (o.eval_windows && std::string_view(option) == "--eval-batch-size") continue;
     if (share(tokens) / static_cast<std::size_t>(streams) < 2) {
       throw UsageError(fmt::format(
           "{} {}: the text ({} tokens over {} workers) is too short for that many streams", option,
@@ -43,9 +45,20 @@ void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) 
   }
   s.train_streams.emplace(s.dataset.text->train, comm.rank(), comm.size(),
                           static_cast<std::size_t>(o.batch_size), static_cast<std::size_t>(o.bptt));
-  s.validation_streams.emplace(s.dataset.text->validation, comm.rank(), comm.size(),
-                               static_cast<std::size_t>(o.eval_batch_size),
-                               static_cast<std::size_t>(o.bptt));
+  if (o.eval_windows) {
+    try {
+      s.validation_windows.emplace(s.dataset.text->validation, comm.rank(), comm.size(),
+                                   static_cast<std::size_t>(o.eval_batch_size),
+                                   static_cast<std::size_t>(o.bptt));
+    } catch (const data::DataError& e) {
+      throw UsageError(fmt::format("--eval-windows with --eval-batch-size {} and --bptt {}: {}",
+                                   o.eval_batch_size, o.bptt, e.what()));
+    }
+  } else {
+    s.validation_streams.emplace(s.dataset.text->validation, comm.rank(), comm.size(),
+                                 static_cast<std::size_t>(o.eval_batch_size),
+                                 static_cast<std::size_t>(o.bptt));
+  }
   s.iterations_per_epoch = static_cast<long>(s.train_streams->full_batches());
   if (s.iterations_per_epoch == 0) {
     throw UsageError(fmt::format(

@@ -33,6 +33,7 @@ struct Setup {
   std::unique_ptr<FlatParameters> flat;
   std::unique_ptr<data::DistributedSampler> sampler;                    // classifiers
   std::optional<data::TokenStreams> train_streams, validation_streams;  // language models
+  std::optional<data::TokenWindows> validation_windows;  // language models with --eval-windows
   std::unique_ptr<algorithms::Algorithm> algorithm;
   long iterations_per_epoch = 0;
   std::unique_ptr<record::WriterClaim> db_claim;  // rank 0, --db on a network file system

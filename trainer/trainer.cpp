@@ -401,6 +401,9 @@ class TrainingLoop {
     const bool local = o_.eval_model == EvalModel::local;
     if (!local) share_rank0_buffers();  // evaluate rank 0's batch-norm statistics everywhere
     const Evaluation eval = evaluate_model(*s_.model, *s_.flat, *s_.algorithm, local, [&] {
+      if (s_.validation_windows) {
+        return evaluate_language_model(*s_.model, *s_.validation_windows, s_.device, comm_);
+      }
       return s_.validation_streams
                  ? evaluate_language_model(*s_.model, *s_.validation_streams, o_.eval_reset_state,
                                            s_.device, comm_)

@@ -69,6 +69,14 @@ void write_fixtures(const fs::path& dir) {
                            "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"}) {
     write(dir / "badcifar" / name, std::string(3073 + 100, '\x01'));
   }
+  // 40 training tokens, and 35 validation tokens: not one window of 35 with its targets.
+  std::string train_text, valid_text;
+  for (int line = 0; line < 5; ++line) {
+    train_text += "a b c d e f g\n";
+    valid_text += "a b c d e f\n";
+  }
+  write(dir / "ptb_short" / "ptb.train.txt", train_text);
+  write(dir / "ptb_short" / "ptb.valid.txt", valid_text);
   write(dir / "unknown_key.toml", "batch-size = 8\nbatchsize = 16\n");
   write(dir / "bad_value.toml", "lr = \"fast\"\n");
   write(dir / "plain_file", "not a directory");

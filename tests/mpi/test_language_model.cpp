@@ -78,6 +78,58 @@ TEST_F(LanguageModel, PerplexityFallsFarBelowWordFrequenciesWithDenseAndTopk) {
   }
 }
 
+// The model held at its initial parameters (an lr of 1e-30 moves no float32 weight), validated at
+// P = 1, 2 and 4: as the originals score (--eval-windows) every P scores the same targets from the
+// same context, so the loss is the same; as streams of each rank's share, it is not.
+TEST_F(LanguageModel, ValidationAsTheOriginalsScoresTheSameWhateverTheRanks) {
+  write_ptb_corpus(dir_ / "ptb", 60, 40);
+  const std::string db = (dir_ / "lm.sqlite").string();
+  for (const char* scoring : {"--eval-windows", "--eval-reset-state"}) {
+    for (const int ranks : {1, 2, 4}) {
+      const ProcessResult r = train(ranks, {"--dataset",
+                                            "ptb",
+                                            "--data-path",
+                                            (dir_ / "ptb").string(),
+                                            "--model",
+                                            "lstm",
+                                            "--lstm-hidden",
+                                            "16",
+                                            "--lstm-layers",
+                                            "1",
+                                            "--bptt",
+                                            "7",
+                                            "--batch-size",
+                                            "4",
+                                            "--eval-batch-size",
+                                            "5",
+                                            scoring,
+                                            "--epochs",
+                                            "1",
+                                            "--lr",
+                                            "1e-30",
+                                            "--momentum",
+                                            "0",
+                                            "--threads",
+                                            "1",
+                                            "--db",
+                                            db});
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+  }
+  const auto rows = query(db,
+                          "select r.workers, e.val_loss from runs r join epochs e "
+                          "on e.run_id = r.id order by r.created_at");
+  ASSERT_EQ(rows.size(), 6U);
+  const auto loss = [&](std::size_t i) { return std::stod(rows[i][1]); };
+  for (const std::size_t i : {1U, 2U}) {
+    // The same batches on every P; only the order in which the ranks' sums are added differs.
+    EXPECT_NEAR(loss(i), loss(0), 1e-12 * loss(0)) << "--eval-windows at P = " << rows[i][0];
+  }
+  for (const std::size_t i : {4U, 5U}) {
+    EXPECT_GT(std::abs(loss(i) - loss(3)), 1e-7 * loss(3)) << "streams at P = " << rows[i][0];
+  }
+}
+
 TEST_F(LanguageModel, TextTooShortForTheStreamsIsOneClearError) {
   // 70 training and 35 validation tokens (7 a line).
   write_ptb_corpus(dir_ / "ptb", 10, 5);

@@ -113,14 +113,15 @@ INSTANTIATE_TEST_SUITE_P(Originals, PaperConfigs, ::testing::Values(
 // clang-format on
 
 // Both LSTM configs build the original's model (models/lstm.py in either code): untied, with
-// 66,034,000 parameters over PTB's 10,000 words; both validate from a zero state every batch of
-// 20 (gtopkssgd dl_trainer.py:723-724, GaussianK-SGD dl_trainer.py:769-770) and clip the
+// 66,034,000 parameters over PTB's 10,000 words; both score validation in windows of 35 from
+// the text's first token, batches of 20, each from a zero state (ptb_reader.py:80-102,
+// gtopkssgd dl_trainer.py:405-410,723-724, GaussianK-SGD dl_trainer.py:448-453,769-770) and clip the
 // aggregated gradient at 0.25 (gtopk_trainer.py:81-83, dist_trainer.py:80-82).
 TEST(PaperConfigs, LstmIsTheOriginalsModel) {
   for (const char* config : {"gtopk/ptb-lstm.toml", "gaussiank/ptb-lstm.toml"}) {
     const Options o = parse_config(config);
     EXPECT_TRUE(o.untie_embeddings) << config;
-    EXPECT_TRUE(o.eval_reset_state) << config;
+    EXPECT_TRUE(o.eval_windows) << config;
     EXPECT_EQ(o.eval_batch_size, 20) << config;
     EXPECT_EQ(o.bptt, 35) << config;
     EXPECT_DOUBLE_EQ(o.clip_grad_norm, 0.25) << config;

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/temp_dir.hpp"
@@ -102,6 +104,65 @@ TEST(TokenStreams, RejectsSharesTooShortAndBadArguments) {
   EXPECT_THROW(TokenStreams(tokens, 0, 2, 0, 5), std::invalid_argument);
   EXPECT_THROW(TokenStreams(tokens, 0, 2, 3, 0), std::invalid_argument);
   EXPECT_THROW(TokenStreams(tokens, 2, 2, 3, 5), std::invalid_argument);
+}
+
+// Every (input position, target position) pair the ranks of a P-rank run score, each window's
+// inputs checked to be consecutive from a multiple of bptt: the originals' grid.
+std::vector<std::pair<std::int64_t, std::int64_t>> scored_pairs(
+    const std::vector<std::int32_t>& tokens, int world_size, std::size_t batch, std::size_t bptt) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  for (int rank = 0; rank < world_size; ++rank) {
+    const TokenWindows windows(tokens, rank, world_size, batch, bptt);
+    std::vector<std::int64_t> inputs(batch * bptt), targets(batch * bptt);
+    for (std::size_t b = 0; b < windows.batches(); ++b) {
+      windows.read(b, inputs, targets);
+      for (std::size_t w = 0; w < batch; ++w) {
+        const std::int64_t start = inputs[w];
+        EXPECT_EQ(start % static_cast<std::int64_t>(bptt), 0) << "window " << w;
+        for (std::size_t t = 0; t < bptt; ++t) {
+          EXPECT_EQ(inputs[t * batch + w], start + static_cast<std::int64_t>(t));
+          pairs.emplace_back(inputs[t * batch + w], targets[t * batch + w]);
+        }
+      }
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+TEST(TokenWindows, ScoresTheOriginalsTargetsWhateverTheRanks) {
+  // The originals' rule by hand: 1000 tokens in windows of 7 give 1000 // 7 = 142 windows (the
+  // last one's targets end at token 994); batches of 4 windows keep 140; 980 targets, tokens 1 to
+  // 980, each predicted from its own window's tokens only.
+  const std::vector<std::int32_t> tokens = iota(1000);
+  std::vector<std::pair<std::int64_t, std::int64_t>> expected;
+  for (std::int64_t p = 0; p < 980; ++p) expected.emplace_back(p, p + 1);
+  for (const int world_size : {1, 2, 4}) {
+    EXPECT_EQ(TokenWindows(tokens, 0, world_size, 4, 7).windows(), 140U);
+    EXPECT_EQ(scored_pairs(tokens, world_size, 4, 7), expected) << "P = " << world_size;
+  }
+  // 35 batches over 4 ranks: 9, 9, 9 and 8.
+  EXPECT_EQ(TokenWindows(tokens, 2, 4, 4, 7).batches(), 9U);
+  EXPECT_EQ(TokenWindows(tokens, 3, 4, 4, 7).batches(), 8U);
+}
+
+TEST(TokenWindows, DropsAWindowWhoseLastTargetIsPastTheEnd) {
+  // 280 tokens: 40 windows of 7, but the 40th's last target would be token 280; 39, then 36.
+  EXPECT_EQ(TokenWindows(iota(280), 0, 1, 4, 7).windows(), 36U);
+  EXPECT_EQ(TokenWindows(iota(281), 0, 1, 4, 7).windows(), 40U);
+}
+
+TEST(TokenWindows, RejectsTextsShorterThanABatchAndBadArguments) {
+  const std::vector<std::int32_t> tokens = iota(29);  // 4 windows of 7, the 4th's end is token 28
+  EXPECT_NO_THROW(TokenWindows(tokens, 0, 1, 4, 7));
+  EXPECT_TRUE(FailsNaming([&] { TokenWindows(iota(28), 0, 1, 4, 7); }, "28 tokens"));
+  EXPECT_NO_THROW(TokenWindows(tokens, 1, 2, 4, 7));  // a rank with no batch scores none
+  EXPECT_EQ(TokenWindows(tokens, 1, 2, 4, 7).batches(), 0U);
+  EXPECT_THROW(TokenWindows(tokens, 0, 1, 0, 7), std::invalid_argument);
+  EXPECT_THROW(TokenWindows(tokens, 0, 1, 4, 0), std::invalid_argument);
+  EXPECT_THROW(TokenWindows(tokens, 1, 1, 4, 7), std::invalid_argument);
+  std::vector<std::int64_t> inputs(28), targets(28);
+  EXPECT_THROW(TokenWindows(tokens, 0, 1, 4, 7).read(1, inputs, targets), std::out_of_range);
 }
 
 }  // namespace

@@ -110,4 +110,56 @@ void TokenStreams::read(std::size_t batch, std::span<std::int64_t> inputs,
   }
 }
 
+TokenWindows::TokenWindows(std::span<const std::int32_t> tokens, int rank, int world_size,
+                           std::size_t batch, std::size_t bptt)
+    : tokens_(tokens.begin(), tokens.end()), batch_(batch), bptt_(bptt) {
+  if (batch == 0 || bptt == 0)
+    throw std::invalid_argument("TokenWindows: batch and bptt must be >= 1");
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    throw std::invalid_argument("TokenWindows: rank outside [0, world_size)");
+  }
+  rank_ = static_cast<std::size_t>(rank);
+  world_size_ = static_cast<std::size_t>(world_size);
+  // TestDataset.__len__: len // num_steps windows, less the last partial batch. Where the text's
+  // length is a multiple of bptt, the last window's targets would run one token past the end (the
+  // original's DataLoader fails there); that window is dropped first.
+  std::size_t windows = tokens.size() / bptt;
+  if (windows * bptt + 1 > tokens.size() && windows > 0) --windows;
+  windows_ = windows - windows % batch;
+  if (windows_ == 0) {
+    throw DataError("ptb: " + std::to_string(tokens.size()) + " tokens do not fill one batch of " +
+                    std::to_string(batch) + " windows of " + std::to_string(bptt));
+  }
+}
+
+std::size_t TokenWindows::batches() const {
+  const std::size_t all = windows_ / batch_;
+  return all / world_size_ + (rank_ < all % world_size_ ? 1 : 0);
+}
+
+std::size_t TokenWindows::rows(std::size_t batch) const {
+  if (batch >= batches()) {
+    throw std::out_of_range("TokenWindows: batch " + std::to_string(batch) + " of " +
+                            std::to_string(batches()));
+  }
+  return bptt_;
+}
+
+void TokenWindows::read(std::size_t batch, std::span<std::int64_t> inputs,
+                        std::span<std::int64_t> targets) const {
+  const std::size_t n = rows(batch);
+  if (inputs.size() != n * batch_ || targets.size() != n * batch_) {
+    throw std::invalid_argument("TokenWindows: batch " + std::to_string(batch) + " holds " +
+                                std::to_string(n * batch_) + " tokens");
+  }
+  const std::size_t first_window = (rank_ + batch * world_size_) * batch_;
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t w = 0; w < batch_; ++w) {
+      const std::size_t at = (first_window + w) * bptt_ + t;
+      inputs[t * batch_ + w] = tokens_[at];
+      targets[t * batch_ + w] = tokens_[at + 1];
+    }
+  }
+}
+
 }  // namespace commsgd::data

@@ -52,4 +52,31 @@ class TokenStreams {
   std::size_t streams_, bptt_, length_;
 };
 
+// A text scored as the gTop-k and GaussianK-SGD codes score PTB's validation text (their
+// ptb_reader.TestDataset in a DataLoader of `batch` windows): windows of `bptt` tokens on a grid
+// from token 0, window i's inputs tokens [i·bptt, (i+1)·bptt) and its targets one further; the
+// last partial window dropped, and then the last partial batch. Batch j holds windows
+// [j·batch, (j+1)·batch), one a column, each scored from a zero state. A rank reads the batches
+// j ≡ rank (mod P): which targets are scored, and from what context, do not depend on P.
+class TokenWindows {
+ public:
+  // Throws DataError when the text does not fill one batch, and std::invalid_argument on batch or
+  // bptt 0 or a rank outside [0, world_size).
+  TokenWindows(std::span<const std::int32_t> tokens, int rank, int world_size, std::size_t batch,
+               std::size_t bptt);
+
+  std::size_t streams() const { return batch_; }    // windows a batch
+  std::size_t windows() const { return windows_; }  // every rank's
+  std::size_t batches() const;                      // this rank's
+  std::size_t rows(std::size_t batch) const;        // bptt
+
+  // As TokenStreams::read, for this rank's batch `batch` (its batch rank + batch·P of all).
+  void read(std::size_t batch, std::span<std::int64_t> inputs,
+            std::span<std::int64_t> targets) const;
+
+ private:
+  std::vector<std::int32_t> tokens_;
+  std::size_t rank_, world_size_, batch_, bptt_, windows_;
+};
+
 }  // namespace commsgd::data
