@@ -576,6 +576,13 @@ void declare_data_options(Declarations& d) {
           "stored ImageNet (N = 224); 0: off")
       ->check(kNonNegative)
       ->group(data);
+  d.choice("--resized-crop", &Options::resized_crop, kResizedCrops,
+           "image-folder: the training crop as which torchvision's RandomResizedCrop draws it. "
+           "torchvision (0.3 and later): the aspect ratio log-uniform in [3/4, 4/3], else the "
+           "largest central crop within it; torchvision-0.2 (PyTorch 0.4's, which the gTop-k, "
+           "Gaussian-k and SGP codes ran): the ratio uniform, width and height swapped half the "
+           "time, else the central square")
+      ->group(data);
   d.value("--val-crop-fraction", &Options::val_crop_fraction,
           "image-folder: validation resizes the shorter side to S / F and keeps the central "
           "SxS (0.875: torchvision's Resize(256) + CenterCrop(224); 1: the whole shorter "
@@ -1062,11 +1069,12 @@ void validate(const Options& o) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");
   }
   if ((o.image_size != 0 || o.loader_threads != 0 || o.image_squash != 0 ||
-       o.val_crop_fraction != Options{}.val_crop_fraction) &&
+       o.val_crop_fraction != Options{}.val_crop_fraction ||
+       o.resized_crop != Options{}.resized_crop) &&
       !takes_option(dataset, "--image-size")) {
     throw UsageError(
-        "--image-size, --image-squash, --val-crop-fraction and --loader-threads apply to "
-        "--dataset " +
+        "--image-size, --image-squash, --resized-crop, --val-crop-fraction and --loader-threads "
+        "apply to --dataset " +
         data::datasets_taking("--image-size") + " only");
   }
   if (o.checkpoint_dir.empty()) {

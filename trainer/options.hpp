@@ -13,6 +13,7 @@
 #include "trainer/choices.hpp"
 #include "trainer/comm_timeout.hpp"
 #include "trainer/data/dataset.hpp"
+#include "trainer/data/image_transforms.hpp"
 
 namespace CLI {
 class App;
@@ -30,6 +31,9 @@ inline constexpr std::array<Choice<Augment>, 3> kAugments = {
     {{"auto", Augment::automatic}, {"on", Augment::on}, {"off", Augment::off}}};
 
 // --crop-fill: what the random crop's padding holds, 0 in the stored units or a black pixel.
+inline constexpr std::array<Choice<data::ResizedCrop>, 2> kResizedCrops = {
+    {{"torchvision", data::ResizedCrop::torchvision},
+     {"torchvision-0.2", data::ResizedCrop::torchvision_0_2}}};
 enum class CropFill { zero, black };
 inline constexpr std::array<Choice<CropFill>, 2> kCropFills = {
     {{"zero", CropFill::zero}, {"black", CropFill::black}}};
@@ -143,8 +147,9 @@ struct Options {
   bool no_normalize = false;
   Augment augment = Augment::automatic;
   CropFill crop_fill = CropFill::zero;
-  int image_size = 0;                // image-folder: 0 means 224
-  int image_squash = 0;              // image-folder: > 0 squashes every image to this square first
+  int image_size = 0;    // image-folder: 0 means 224
+  int image_squash = 0;  // image-folder: > 0 squashes every image to this square first
+  data::ResizedCrop resized_crop = data::ResizedCrop::torchvision;  // image-folder: train's crop
   double val_crop_fraction = 0.875;  // image-folder: validation centre crop / resized side
   int loader_threads = 0;  // image-folder: 0 means the node's cores divided among its ranks
   // Optimization

@@ -121,7 +121,8 @@ std::unique_ptr<data::BatchReader> make_reader(const Options& o, const data::Dat
         .prefetch = 2,
         .mode = augment ? data::ImageMode::train : data::ImageMode::validation,
         .squash_size = o.image_squash,
-        .val_crop_fraction = o.val_crop_fraction};
+        .val_crop_fraction = o.val_crop_fraction,
+        .resized_crop = o.resized_crop};
     return std::make_unique<data::BatchReader>(*images, loader, rng_state);
   }
   return std::make_unique<data::BatchReader>(

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/jpeg_files.hpp"
@@ -497,6 +499,45 @@ TEST(ImageFolderTransform, TrainFlipsAboutHalfTheTime) {
   }
   EXPECT_GE(flipped, kSeeds / 4);
   EXPECT_LE(flipped, kSeeds * 3 / 4);
+}
+
+// torchvision 0.2.1's RandomResizedCrop.get_params, its first attempt replayed by hand from the
+// same engine: area fraction U(0.08, 1), aspect ratio U(3/4, 4/3), w and h rounded half to even
+// (Python's round), swapped when the next draw is below 1/2.
+TEST(ImageFolderTransform, TorchvisionZeroTwoCropIsItsGetParams) {
+  constexpr int kWidth = 500, kHeight = 375;
+  const auto unit = [](std::mt19937_64& rng) {
+    return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  };
+  int replayed = 0, swapped = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    std::mt19937_64 rng(seed), replay(seed);
+    const CropBox box = random_resized_crop(kWidth, kHeight, rng, ResizedCrop::torchvision_0_2);
+    const double target_area = kWidth * kHeight * (0.08 + 0.92 * unit(replay));
+    const double ratio = 0.75 + (4.0 / 3.0 - 0.75) * unit(replay);
+    int w = static_cast<int>(std::nearbyint(std::sqrt(target_area * ratio)));
+    int h = static_cast<int>(std::nearbyint(std::sqrt(target_area / ratio)));
+    const bool swap = unit(replay) < 0.5;
+    if (swap) std::swap(w, h);
+    if (w > kWidth || h > kHeight) continue;  // a later attempt's crop
+    ++replayed;
+    swapped += swap && w != h ? 1 : 0;
+    ASSERT_EQ(box.width, w) << "seed " << seed;
+    ASSERT_EQ(box.height, h) << "seed " << seed;
+    EXPECT_LE(box.left + box.width, kWidth);
+    EXPECT_LE(box.top + box.height, kHeight);
+  }
+  EXPECT_GT(replayed, 150);
+  EXPECT_GT(swapped, 40);
+  // Where no draw fits, the central square of the shorter side; since 0.3, the largest central
+  // crop whose ratio is within [3/4, 4/3].
+  std::mt19937_64 rng(1);
+  const CropBox old = random_resized_crop(1000, 10, rng, ResizedCrop::torchvision_0_2);
+  EXPECT_EQ(std::vector<double>({old.left, old.top, old.width, old.height}),
+            std::vector<double>({495, 0, 10, 10}));
+  const CropBox current = random_resized_crop(1000, 10, rng, ResizedCrop::torchvision);
+  EXPECT_EQ(std::vector<double>({current.left, current.top, current.width, current.height}),
+            std::vector<double>({493, 0, 13, 10}));
 }
 
 // ---------------------------------------------------------------- loader

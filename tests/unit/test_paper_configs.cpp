@@ -115,8 +115,8 @@ INSTANTIATE_TEST_SUITE_P(Originals, PaperConfigs, ::testing::Values(
 // Both LSTM configs build the original's model (models/lstm.py in either code): untied, with
 // 66,034,000 parameters over PTB's 10,000 words; both score validation in windows of 35 from
 // the text's first token, batches of 20, each from a zero state (ptb_reader.py:80-102,
-// gtopkssgd dl_trainer.py:405-410,723-724, GaussianK-SGD dl_trainer.py:448-453,769-770) and clip the
-// aggregated gradient at 0.25 (gtopk_trainer.py:81-83, dist_trainer.py:80-82).
+// gtopkssgd dl_trainer.py:405-410,723-724, GaussianK-SGD dl_trainer.py:448-453,769-770) and clip
+// the aggregated gradient at 0.25 (gtopk_trainer.py:81-83, dist_trainer.py:80-82).
 TEST(PaperConfigs, LstmIsTheOriginalsModel) {
   for (const char* config : {"gtopk/ptb-lstm.toml", "gaussiank/ptb-lstm.toml"}) {
     const Options o = parse_config(config);
@@ -170,6 +170,17 @@ TEST(PaperConfigs, ImageNetConfigsCropAsTheirCodesStoredTheImages) {
     const Options o = parse_config(config);
     EXPECT_EQ(o.image_squash, 0) << config;
     EXPECT_DOUBLE_EQ(o.val_crop_fraction, 0.875) << config;  // gossip_sgd.py:571-580
+  }
+}
+
+// All three ran torchvision 0.2.1 (the hclhkbu READMEs' PyTorch 0.4; SGP's sgp_pytorch0.5 tag,
+// README.md:31), whose RandomResizedCrop draws the aspect ratio uniformly and swaps the sides.
+TEST(PaperConfigs, ImageNetConfigsCropAsTorchvisionZeroTwo) {
+  for (const char* config : {"gtopk/imagenet-alexnet.toml", "gtopk/imagenet-resnet50.toml",
+                             "gaussiank/imagenet-alexnet.toml", "gaussiank/imagenet-resnet50.toml",
+                             "sgp/imagenet-resnet50.toml", "sgp/imagenet-resnet50-dpsgd.toml",
+                             "sgp/imagenet-resnet50-adpsgd.toml"}) {
+    EXPECT_EQ(parse_config(config).resized_crop, data::ResizedCrop::torchvision_0_2) << config;
   }
 }
 

@@ -81,8 +81,8 @@ namespace {
 // The options only some data sets take, by the data sets that take them.
 constexpr std::array<std::string_view, 1> kCifar10Options = {"--crop-fill"};
 constexpr std::array<std::string_view, 1> kCsvOptions = {"--csv-shape"};
-constexpr std::array<std::string_view, 4> kImageFolderOptions = {
-    "--image-size", "--image-squash", "--val-crop-fraction", "--loader-threads"};
+constexpr std::array<std::string_view, 5> kImageFolderOptions = {
+    "--image-size", "--image-squash", "--resized-crop", "--val-crop-fraction", "--loader-threads"};
 
 }  // namespace
 

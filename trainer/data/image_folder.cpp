@@ -78,7 +78,7 @@ void load_image_sample(const fs::path& path, const ImageTransform& transform, st
   }
   const auto crop = [&](int width, int height) {
     return transform.mode == ImageMode::train
-               ? random_resized_crop(width, height, rng)
+               ? random_resized_crop(width, height, rng, transform.resized_crop)
                : center_crop(width, height, output_size, transform.val_crop_fraction);
   };
   const std::unique_ptr<ImageReader> reader = open_image(path);
@@ -105,8 +105,8 @@ void load_image_sample(const fs::path& path, const ImageTransform& transform, st
 
 ImageFolderLoader::ImageFolderLoader(ImageFolder folder, const ImageLoaderOptions& options)
     : folder_(std::move(folder)),
-      transform_{options.output_size, options.mode, options.squash_size,
-                 options.val_crop_fraction} {
+      transform_{options.output_size, options.mode, options.squash_size, options.val_crop_fraction,
+                 options.resized_crop} {
   if (options.threads < 1 || options.prefetch < 1 || options.output_size < 1) {
     throw std::invalid_argument("ImageFolderLoader: threads (" + std::to_string(options.threads) +
                                 "), prefetch (" + std::to_string(options.prefetch) +

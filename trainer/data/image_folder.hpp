@@ -43,6 +43,7 @@ struct ImageTransform {
   // validation: 0.875 is torchvision's Resize(256) then CenterCrop(224); 1 keeps the whole
   // shorter side (the centre crop of an S x S image is all of it).
   double val_crop_fraction = 0.875;
+  ResizedCrop resized_crop = ResizedCrop::torchvision;  // train's crop
 };
 
 // Decodes `path` and writes its transformed S x S image to `out` (3 * S * S
@@ -67,8 +68,9 @@ struct ImageLoaderOptions {
   std::size_t threads = 4;   // decoding threads, >= 1
   std::size_t prefetch = 2;  // batches decoded ahead of the consumer, >= 1
   ImageMode mode = ImageMode::train;
-  int squash_size = 0;               // as ImageTransform's
-  double val_crop_fraction = 0.875;  // as ImageTransform's
+  int squash_size = 0;                                  // as ImageTransform's
+  double val_crop_fraction = 0.875;                     // as ImageTransform's
+  ResizedCrop resized_crop = ResizedCrop::torchvision;  // as ImageTransform's
 };
 
 // Decodes the batches of an epoch on worker threads, at most `prefetch`

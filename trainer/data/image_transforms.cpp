@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace commsgd::data {
@@ -34,18 +35,21 @@ int round_half_even(double x) {
 
 }  // namespace
 
-CropBox random_resized_crop(int width, int height, std::mt19937_64& rng) {
+CropBox random_resized_crop(int width, int height, std::mt19937_64& rng, ResizedCrop version) {
   constexpr double kMinScale = 0.08, kMinRatio = 3.0 / 4.0, kMaxRatio = 4.0 / 3.0;
+  const bool v0_2 = version == ResizedCrop::torchvision_0_2;
   const double area = static_cast<double>(width) * height;
   CropBox box;
   bool found = false;
   for (int attempt = 0; attempt < 10 && !found; ++attempt) {
     const double target_area = area * (kMinScale + (1.0 - kMinScale) * draw_unit(rng));
-    const double log_ratio =
-        std::log(kMinRatio) + (std::log(kMaxRatio) - std::log(kMinRatio)) * draw_unit(rng);
-    const double ratio = std::exp(log_ratio);
-    const int w = round_half_even(std::sqrt(target_area * ratio));
-    const int h = round_half_even(std::sqrt(target_area / ratio));
+    const double ratio =
+        v0_2 ? kMinRatio + (kMaxRatio - kMinRatio) * draw_unit(rng)
+             : std::exp(std::log(kMinRatio) +
+                        (std::log(kMaxRatio) - std::log(kMinRatio)) * draw_unit(rng));
+    int w = round_half_even(std::sqrt(target_area * ratio));
+    int h = round_half_even(std::sqrt(target_area / ratio));
+    if (v0_2 && draw_unit(rng) < 0.5) std::swap(w, h);
     if (w <= 0 || w > width || h <= 0 || h > height) continue;
     box.top = draw_int(rng, 0, height - h);
     box.left = draw_int(rng, 0, width - w);
@@ -53,7 +57,11 @@ CropBox random_resized_crop(int width, int height, std::mt19937_64& rng) {
     box.height = h;
     found = true;
   }
-  if (!found) {  // the largest central crop whose ratio is within bounds
+  if (!found && v0_2) {  // the central square of the shorter side
+    const int side = std::min(width, height);
+    box = {static_cast<double>((width - side) / 2), static_cast<double>((height - side) / 2),
+           static_cast<double>(side), static_cast<double>(side)};
+  } else if (!found) {  // the largest central crop whose ratio is within bounds
     const double image_ratio = static_cast<double>(width) / height;
     int w = width, h = height;
     if (image_ratio < kMinRatio) h = round_half_even(w / kMinRatio);

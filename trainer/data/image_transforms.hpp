@@ -19,10 +19,18 @@ struct CropBox {
   bool cut_out = false;
 };
 
+// Which torchvision's RandomResizedCrop.get_params to draw as. Since 0.3 it draws the aspect
+// ratio log-uniformly and, when ten draws do not fit, falls back to the largest central crop
+// whose ratio is within bounds. 0.2 (PyTorch 0.4's, which the gTop-k, Gaussian-k and SGP codes
+// ran) draws the ratio uniformly, swaps width and height with probability 1/2, and falls back to
+// the central square of the shorter side.
+enum class ResizedCrop { torchvision, torchvision_0_2 };
+
 // torchvision.transforms.RandomResizedCrop.get_params with scale (0.08, 1) and
 // ratio (3/4, 4/3), then RandomHorizontalFlip(0.5), for a width x height image.
 // Uses only the engine's raw output, never std:: distributions.
-CropBox random_resized_crop(int width, int height, std::mt19937_64& rng);
+CropBox random_resized_crop(int width, int height, std::mt19937_64& rng,
+                            ResizedCrop version = ResizedCrop::torchvision);
 
 // torchvision Resize(round(S / fraction)) then CenterCrop(S), expressed as the
 // region of the original image that ends up in the crop, so that the image is
