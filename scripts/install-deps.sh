@@ -16,6 +16,7 @@ packages=(
   dataset-fashion-mnist                    # the reduced-scale experiments' data (results/)
   python3-matplotlib                       # commsgd-report plot
   python3-torch                            # tools/export_torchscript.py (--model torchscript)
+  python3-torchvision                      # the loader's peer (tests/bench/loader_vs_torchvision.py)
   slurm-wlm munge iproute2 jq              # the cluster in a box and its tests (jobs/local)
   strace                                   # which files the ranks open (tests/mpi/test_nonfinite)
   g++-aarch64-linux-gnu qemu-user-static   # the aarch64 build and its tests (ctest -L aarch64)

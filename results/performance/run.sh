@@ -16,6 +16,8 @@
 #                     (tests/bench/ddp_baseline.py, Debian's python3-torch), alternated 3 times
 #   PowerSGD          commsgd-train's powersgd against DDP with PyTorch's powerSGD_hook, ResNet-20,
 #                     2 ranks, rank 2 (tests/bench/powersgd_vs_hook.py), alternated 3 times
+#   loader            the image-folder loader against torchvision's ImageFolder and DataLoader on
+#                     the same ImageNet-sized JPEGs, one core each (loader_vs_torchvision.py)
 # Run it alone on the machine: the figures are times. --tables-only: only write the page again
 # from OUT/bench.sqlite. Writes into OUT (default: this directory).
 # From a clean clone: cmake --preset release && cmake --build --preset release &&
@@ -59,6 +61,8 @@ if [ "$train" = yes ]; then
   done
   echo "== powersgd against DDP with PyTorch's powerSGD_hook"
   "$python" "$root/tests/bench/powersgd_vs_hook.py" --db "$db" --train "$build/trainer/commsgd-train"
+  echo "== the image-folder loader against torchvision's"
+  "$python" "$root/tests/bench/loader_vs_torchvision.py" --db "$db" --bench "$bench"
 fi
 
 write_page results/performance/page.toml bench="$db"

@@ -14,6 +14,7 @@ void add_collectives(CLI::App& app);  // and merge-paths
 void add_pingpong(CLI::App& app);
 void add_merge(CLI::App& app);
 void add_dense_overlap(CLI::App& app);
+void add_image_loader(CLI::App& app);
 void add_gpu_kernels(CLI::App& app);  // built with the CUDA kernels only
 
 }  // namespace commsgd::bench

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   commsgd::bench::add_pingpong(app);
   commsgd::bench::add_merge(app);
   commsgd::bench::add_dense_overlap(app);
+  commsgd::bench::add_image_loader(app);
 #ifdef COMMSGD_WITH_CUDA_KERNELS
   commsgd::bench::add_gpu_kernels(app);
 #endif
