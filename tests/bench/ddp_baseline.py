@@ -83,6 +83,21 @@ def git_revision():
         return "unknown"
 
 
+def record(db, suite, name, params, value, unit, **versions):
+    """One row of the bench table, as commsgd-bench writes them: the machine (CPU, cores, OS and
+    the given library versions, LibTorch's at least) and this checkout's revision with it."""
+    machine = {"cpu": first_value("/proc/cpuinfo", "model name", ":"), "cores": os.cpu_count(),
+               "os": first_value("/etc/os-release", "PRETTY_NAME", "="),
+               "libtorch": torch.__version__, **versions}
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "INSERT INTO bench (created_at, suite, name, params, value, unit, host, machine,"
+            " git_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+             .replace("+00:00", "Z"), suite, name, json.dumps(params, sort_keys=True), value, unit,
+             socket.gethostname(), json.dumps(machine), git_revision()))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--db", required=True, help="a bench database commsgd-bench has created")
@@ -107,17 +122,7 @@ def main():
               "workers": args.workers, "iterations": args.iterations, "warmup": args.warmup,
               "repeats": args.repeats, "bucket_mb": args.bucket_mb, "threads": args.threads,
               "backend": "gloo"}
-    machine = {"cpu": first_value("/proc/cpuinfo", "model name", ":"), "cores": os.cpu_count(),
-               "os": first_value("/etc/os-release", "PRETTY_NAME", "="),
-               "libtorch": torch.__version__}
-    with sqlite3.connect(args.db) as db:
-        db.execute(
-            "INSERT INTO bench (created_at, suite, name, params, value, unit, host, machine,"
-            " git_revision) VALUES (?, 'ddp', 'ddp_iteration', ?, ?, 's', ?, ?, ?)",
-            (datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-             .replace("+00:00", "Z"),
-             json.dumps(params, sort_keys=True), seconds, socket.gethostname(),
-             json.dumps(machine), git_revision()))
+    record(args.db, "ddp", "ddp_iteration", params, seconds, "s")
     print(f"DDP (gloo), {args.workers} ranks, vgg16 batch {args.batch_size}: "
           f"{1e3 * seconds:.1f} ms an iteration; recorded in {args.db} (bench table)")
 

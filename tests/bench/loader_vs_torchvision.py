@@ -16,12 +16,8 @@ ResNet-50 at --gpu-images-per-s would need at commsgd's rate.
       --bench build/release/tests/bench/commsgd-bench
 """
 import argparse
-import datetime
-import json
 import os
 import re
-import socket
-import sqlite3
 import statistics
 import subprocess
 import tempfile
@@ -33,7 +29,7 @@ import torchvision
 from PIL import Image
 from torchvision import transforms
 
-from ddp_baseline import first_value, git_revision  # this directory's
+from ddp_baseline import record as record_bench  # this directory's
 
 CLASSES = 4
 
@@ -43,12 +39,13 @@ def photograph(rng, width, height):
     as large as it is (flat or pure-noise images are far smaller or far larger)."""
     image = np.zeros((height, width, 3))
     for cells, weight in ((3, 90), (12, 45), (48, 20)):
-        grid = rng.uniform(-1, 1, (cells + 1, cells + 1, 3))
+        # Random values on a (cells + 1)^2 grid, interpolated bilinearly over the image.
+        g = rng.uniform(-1, 1, (cells + 1, cells + 1, 3))
         ys = np.linspace(0, cells, height)
         xs = np.linspace(0, cells, width)
-        y0, x0 = np.floor(ys).astype(int).clip(0, cells - 1), np.floor(xs).astype(int).clip(0, cells - 1)
+        y0 = np.floor(ys).astype(int).clip(0, cells - 1)
+        x0 = np.floor(xs).astype(int).clip(0, cells - 1)
         fy, fx = (ys - y0)[:, None, None], (xs - x0)[None, :, None]
-        g = grid
         image += weight * ((1 - fy) * (1 - fx) * g[y0][:, x0] + (1 - fy) * fx * g[y0][:, x0 + 1]
                            + fy * (1 - fx) * g[y0 + 1][:, x0] + fy * fx * g[y0 + 1][:, x0 + 1])
     image += rng.normal(0, 7, (height, width, 1))  # grain and fine texture
@@ -81,7 +78,8 @@ def torchvision_rate(root, batch_size):
         transforms.RandomHorizontalFlip(),
         transforms.ToTensor(),
         transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=0)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                         num_workers=0)
     start = time.perf_counter()
     images = sum(len(labels) for _, labels in loader)
     return images / (time.perf_counter() - start)
@@ -95,16 +93,8 @@ def commsgd_rate(bench, root, batch_size):
 
 
 def record(db, name, params, value, unit):
-    machine = {"cpu": first_value("/proc/cpuinfo", "model name", ":"), "cores": os.cpu_count(),
-               "os": first_value("/etc/os-release", "PRETTY_NAME", "="),
-               "torchvision": torchvision.__version__, "pil": Image.__version__}
-    with sqlite3.connect(db) as con:
-        con.execute(
-            "INSERT INTO bench (created_at, suite, name, params, value, unit, host, machine,"
-            " git_revision) VALUES (?, 'loader', ?, ?, ?, ?, ?, ?, ?)",
-            (datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-             .replace("+00:00", "Z"), name, json.dumps(params, sort_keys=True), value, unit,
-             socket.gethostname(), json.dumps(machine), git_revision()))
+    record_bench(db, "loader", name, params, value, unit, torchvision=torchvision.__version__,
+                 pil=Image.__version__)
 
 
 def main():

@@ -14,10 +14,7 @@ rows of --db (suite 'powersgd'), a database commsgd-bench has created, and print
       --train build/release/trainer/commsgd-train
 """
 import argparse
-import datetime
-import json
 import os
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -31,7 +28,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
 
-from ddp_baseline import first_value, git_revision  # this directory's
+from ddp_baseline import record as record_bench  # this directory's
 
 
 FIRST_BUCKET_BYTES = 25 << 20
@@ -125,16 +122,7 @@ def commsgd_powersgd(args):
 
 
 def record(db, name, params, value, unit):
-    machine = {"cpu": first_value("/proc/cpuinfo", "model name", ":"), "cores": os.cpu_count(),
-               "os": first_value("/etc/os-release", "PRETTY_NAME", "="),
-               "libtorch": torch.__version__}
-    with sqlite3.connect(db) as con:
-        con.execute(
-            "INSERT INTO bench (created_at, suite, name, params, value, unit, host, machine,"
-            " git_revision) VALUES (?, 'powersgd', ?, ?, ?, ?, ?, ?, ?)",
-            (datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-             .replace("+00:00", "Z"), name, json.dumps(params, sort_keys=True), value, unit,
-             socket.gethostname(), json.dumps(machine), git_revision()))
+    record_bench(db, "powersgd", name, params, value, unit)
 
 
 def main():
