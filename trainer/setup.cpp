@@ -33,15 +33,16 @@ void set_up_token_streams(const Options& o, comm::Communicator& comm, Setup& s) 
   const auto share = [&](std::size_t tokens) {
     return tokens / static_cast<std::size_t>(comm.size());
   };
-  for (const auto& [option, streams, tokens] :
-       {std::tuple{"--batch-size", o.batch_size, s.dataset.train_size()},
-        std::tuple{"--eval-batch-size", o.eval_batch_size, s.dataset.validation_size()}}) {
-    if (o.eval_windows && std::string_view(option) == "--eval-batch-size") continue;
+  const auto check_streams = [&](const char* option, int streams, std::size_t tokens) {
     if (share(tokens) / static_cast<std::size_t>(streams) < 2) {
       throw UsageError(fmt::format(
           "{} {}: the text ({} tokens over {} workers) is too short for that many streams", option,
           streams, tokens, comm.size()));
     }
+  };
+  check_streams("--batch-size", o.batch_size, s.dataset.train_size());
+  if (!o.eval_windows) {
+    check_streams("--eval-batch-size", o.eval_batch_size, s.dataset.validation_size());
   }
   s.train_streams.emplace(s.dataset.text->train, comm.rank(), comm.size(),
                           static_cast<std::size_t>(o.batch_size), static_cast<std::size_t>(o.bptt));
