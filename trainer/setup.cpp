@@ -11,7 +11,6 @@
 #include <optional>
 #include <span>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "algorithms/catalog.hpp"
