@@ -181,19 +181,30 @@ TEST_F(CheckData, ReadsEveryInMemoryDataSetKind) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find(summary), std::string::npos) << r.output;
   }
-  // Bad: a CIFAR-10 batch cut short and an empty PTB validation file, each named.
+  // Bad: a CSV row with a word for a number, an MNIST label file whose IDX magic is wrong (an
+  // unpacked file is preferred to the .gz beside it), a CIFAR-10 batch cut short and an empty PTB
+  // validation file, each named.
+  const fs::path csv = dir_ / "table.csv";
+  write_bytes(csv, "a,b,label\n0.5,1.5,0\n0.25,seven,1\n1,2,0\n");
+  const fs::path mnist = dir_ / "mnist";
+  fs::copy(COMMSGD_FASHION_MNIST_DIR, mnist);
+  write_bytes(mnist / "t10k-labels-idx1-ubyte", std::string("\0\0\x08\x02\0\0\0\x01\x03", 9));
   fs::resize_file(cifar / "data_batch_3.bin", 2 * 3073 + 100);
   write_bytes(dir_ / "ptb" / "ptb.valid.txt", "");
-  const std::vector<std::pair<std::vector<std::string>, fs::path>> bad{
-      {{"--dataset", "cifar10", "--data-path", cifar.string()}, cifar / "data_batch_3.bin"},
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"--dataset", "csv", "--data-path", csv.string()}, csv.string() + ": line 3: column 2"},
+      {{"--dataset", "mnist", "--data-path", mnist.string(), "--model", "lenet"},
+       (mnist / "t10k-labels-idx1-ubyte").string() + ": bad IDX magic"},
+      {{"--dataset", "cifar10", "--data-path", cifar.string()},
+       (cifar / "data_batch_3.bin").string()},
       {{"--dataset", "ptb", "--data-path", (dir_ / "ptb").string(), "--model", "lstm"},
-       dir_ / "ptb" / "ptb.valid.txt"},
+       (dir_ / "ptb" / "ptb.valid.txt").string()},
   };
-  for (const auto& [args, file] : bad) {
+  for (const auto& [args, named] : bad) {
     const ProcessResult r = check(args);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_EQ(count_lines_starting(r.output, "bad: "), 1U) << r.output;
-    EXPECT_NE(r.output.find(file.string()), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(named), std::string::npos) << r.output;
   }
 }
 
