@@ -5,6 +5,9 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+
+#include "trainer/data/dataset.hpp"
 
 namespace commsgd::sweep {
 namespace {
@@ -17,6 +20,26 @@ void add_resources(std::vector<std::string>& cmd, const SlurmResources& r) {
   if (!r.partition.empty()) cmd.push_back("--partition=" + r.partition);
   if (!r.account.empty()) cmd.push_back("--account=" + r.account);
   cmd.insert(cmd.end(), r.extra.begin(), r.extra.end());
+}
+
+// A manifest: `head`'s fields and one task per point, its step made by `step`.
+template <typename Step>
+void write_tasks(const fs::path& manifest, nlohmann::json head, const std::vector<Point>& points,
+                 Step step) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const Point& p : points) {
+    tasks.push_back({{"point", p.id}, {"workers", p.workers}, {"step", step(p)}});
+  }
+  head["tasks"] = std::move(tasks);
+  fs::create_directories(manifest.parent_path());
+  std::ofstream file(manifest);
+  file << head.dump(2) << '\n';
+  if (!file.flush()) throw SweepError(fmt::format("{}: cannot write", manifest.string()));
+}
+
+// The cores of one node that a point's ranks share: what the check task may decode with.
+int node_cpus(const SlurmResources& r) {
+  return r.tasks_per_node * r.cpus_per_task;
 }
 
 }  // namespace
@@ -51,6 +74,27 @@ std::vector<ArrayJob> plan_arrays(const std::vector<Point>& pending, const Sweep
   return jobs;
 }
 
+std::string data_set_read(const trainer::Options& options) {
+  const data::DatasetOptions d = trainer::dataset_options(options);
+  if (!data::dataset_table().find(d.kind).from_path) return {};
+  std::string text = fmt::format("{} {} val-fraction {} val-split {}", d.kind, d.path,
+                                 d.val_fraction, static_cast<int>(d.val_split));
+  if (const auto& shape = d.csv_shape) {
+    text += fmt::format(" csv-shape {},{},{}", shape->channels, shape->height, shape->width);
+  }
+  return text;
+}
+
+CheckJob plan_check(const std::vector<Point>& pending, const SweepOutput& out,
+                    const std::string& stamp) {
+  CheckJob job{.points = {}, .manifest = out.dir / "arrays" / fmt::format("{}-check.json", stamp)};
+  std::set<std::string> seen;
+  for (const Point& p : pending) {
+    if (!p.data_set.empty() && seen.insert(p.data_set).second) job.points.push_back(p);
+  }
+  return job;
+}
+
 std::string array_spec(std::size_t tasks, int max_running) {
   std::string spec = fmt::format("0-{}", tasks - 1);
   if (max_running > 0) spec += fmt::format("%{}", max_running);
@@ -69,18 +113,22 @@ std::vector<std::string> step_arguments(const Point& p, const SweepOutput& out,
   return args;
 }
 
+std::vector<std::string> check_step_arguments(const Point& p, const Tools& tools, int cpus) {
+  std::vector<std::string> args = {"--ntasks=1", fmt::format("--cpus-per-task={}", cpus),
+                                   tools.trainer.string()};
+  args.insert(args.end(), p.trainer_arguments.begin(), p.trainer_arguments.end());
+  args.push_back("--check-data");
+  return args;
+}
+
 void write_manifest(const ArrayJob& job, const SweepOutput& out, const Tools& tools) {
-  nlohmann::json tasks = nlohmann::json::array();
-  for (const Point& p : job.points) {
-    tasks.push_back(
-        {{"point", p.id}, {"workers", p.workers}, {"step", step_arguments(p, out, tools)}});
-  }
-  const nlohmann::json manifest = {
-      {"nodes", job.nodes}, {"network", job.network}, {"tasks", tasks}};
-  fs::create_directories(job.manifest.parent_path());
-  std::ofstream file(job.manifest);
-  file << manifest.dump(2) << '\n';
-  if (!file.flush()) throw SweepError(fmt::format("{}: cannot write", job.manifest.string()));
+  write_tasks(job.manifest, {{"nodes", job.nodes}, {"network", job.network}}, job.points,
+              [&](const Point& p) { return step_arguments(p, out, tools); });
+}
+
+void write_check_manifest(const CheckJob& job, const SweepConfig& c, const Tools& tools) {
+  write_tasks(job.manifest, {{"job", "data check"}}, job.points,
+              [&](const Point& p) { return check_step_arguments(p, tools, node_cpus(c.slurm)); });
 }
 
 std::vector<std::string> read_manifest_task(const fs::path& manifest, long index) {
@@ -99,7 +147,8 @@ std::vector<std::string> read_manifest_task(const fs::path& manifest, long index
 }
 
 std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job,
-                                       const SweepOutput& out, const Tools& tools) {
+                                       const SweepOutput& out, const Tools& tools,
+                                       const std::string& after_check) {
   const SlurmResources& r = c.slurm;
   std::vector<std::string> cmd = {"sbatch",
                                   "--parsable",
@@ -111,10 +160,29 @@ std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job
                                   "--output=" + (out.dir / "logs" / "%A_%a.out").string()};
   if (r.gpus_per_node > 0) cmd.push_back(fmt::format("--gpus-per-node={}", r.gpus_per_node));
   if (r.exclusive) cmd.push_back("--exclusive");
+  if (!after_check.empty()) {
+    cmd.insert(cmd.end(), {"--dependency=afterok:" + after_check, "--kill-on-invalid-dep=yes"});
+  }
   add_resources(cmd, r);
   cmd.insert(cmd.end(), {(tools.jobs / "templates" / "sweep-point.sbatch").string(),
                          tools.sweep.string(), job.manifest.string(), job.network,
                          (tools.jobs / "network" / "profile.sh").string()});
+  return cmd;
+}
+
+std::vector<std::string> check_command(const SweepConfig& c, const CheckJob& job,
+                                       const SweepOutput& out, const Tools& tools) {
+  std::vector<std::string> cmd = {"sbatch",
+                                  "--parsable",
+                                  fmt::format("--job-name={}-check", c.name),
+                                  "--array=" + array_spec(job.points.size(), 0),
+                                  "--nodes=1",
+                                  "--ntasks=1",
+                                  fmt::format("--cpus-per-task={}", node_cpus(c.slurm)),
+                                  "--output=" + (out.dir / "logs" / "check_%A_%a.out").string()};
+  add_resources(cmd, c.slurm);
+  cmd.insert(cmd.end(), {(tools.jobs / "templates" / "sweep-check.sbatch").string(),
+                         tools.sweep.string(), job.manifest.string()});
   return cmd;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jobs/sweep/sweep_config.hpp"
+#include "trainer/options.hpp"
 
 namespace commsgd::sweep {
 
@@ -48,17 +49,42 @@ std::vector<std::size_t> split_sizes(std::size_t tasks, std::size_t most);
 std::vector<ArrayJob> plan_arrays(const std::vector<Point>& pending, const SweepOutput& out,
                                   const std::string& stamp, std::size_t max_array_size);
 
+// The data check of a sweep with check-data: one task per data set the pending points read, run
+// with the command line of the first point that reads it.
+struct CheckJob {
+  std::vector<Point> points;       // task i checks points[i]'s data set
+  std::filesystem::path manifest;  // the JSON file its tasks read their command from
+};
+
+// What --check-data reads for a point whose command line parsed to `options` (Point::data_set).
+std::string data_set_read(const trainer::Options& options);
+
+// The check of the pending points' data sets; no points when none reads files (all generated).
+CheckJob plan_check(const std::vector<Point>& pending, const SweepOutput& out,
+                    const std::string& stamp);
+
 // sbatch's --array value: task indices 0..tasks-1, then "%N" when at most N may run at once.
 std::string array_spec(std::size_t tasks, int max_running);
 
 // The point's job step: srun's options, then commsgd-train and its arguments.
 std::vector<std::string> step_arguments(const Point& p, const SweepOutput& out, const Tools& tools);
 
+// The check task's job step: srun's options, then commsgd-train, the point's arguments and
+// --check-data on all `cpus` cores of its node.
+std::vector<std::string> check_step_arguments(const Point& p, const Tools& tools, int cpus);
+
 void write_manifest(const ArrayJob& job, const SweepOutput& out, const Tools& tools);
+void write_check_manifest(const CheckJob& job, const SweepConfig& c, const Tools& tools);
 // Task `index` of a manifest written by write_manifest: its step arguments.
 std::vector<std::string> read_manifest_task(const std::filesystem::path& manifest, long index);
 
+// `after_check`: the check job the array waits for, which must succeed (afterok; Slurm cancels the
+// array when it fails); empty for none.
 std::vector<std::string> array_command(const SweepConfig& c, const ArrayJob& job,
+                                       const SweepOutput& out, const Tools& tools,
+                                       const std::string& after_check);
+// The check job: one node, one task with the cores a node's ranks would have, no GPU.
+std::vector<std::string> check_command(const SweepConfig& c, const CheckJob& job,
                                        const SweepOutput& out, const Tools& tools);
 // `after`: the array job ids the merge waits for, every one of them (afterany: it merges
 // whatever finished).

@@ -70,6 +70,7 @@ std::set<std::string> check_points(std::vector<Point>& points, const SlurmResour
     // The --device=cuda it may add needs no second parse: only a point that names no device gets
     // it, and commsgd-train accepts cuda on any command line it accepted.
     devices.insert(train_on_requested_gpus(p, options.device, slurm));
+    p.data_set = data_set_read(options);
   }
   return devices;
 }
@@ -106,15 +107,32 @@ std::string quoted(const std::vector<std::string>& cmd) {
   return line;
 }
 
-// sbatch --parsable prints "JOBID" or "JOBID;CLUSTER".
-std::string submit(const std::vector<std::string>& cmd) {
+// A dry run's line with `placeholder` (a plain word, left unquoted) replaced by shell variables:
+// quoting them would keep the shell from expanding the ids they hold.
+std::string expand_placeholder(std::string line, const std::string& placeholder,
+                               const std::string& variables) {
+  if (const std::size_t at = line.find(placeholder); at != std::string::npos) {
+    line.replace(at, placeholder.size(), variables);
+  }
+  return line;
+}
+
+struct Submitted {
+  std::string id;
+  int exit_code = 0;  // with sbatch --wait, the job's own
+};
+
+// sbatch --parsable prints "JOBID" or "JOBID;CLUSTER" when the job is queued. With --wait
+// (`waits`), sbatch then exits with the job's exit code, so the id alone says it was submitted.
+Submitted submit(const std::vector<std::string>& cmd, bool waits = false) {
   const CommandResult r = run_command(cmd);
   const std::string id = r.output.substr(0, r.output.find_first_of(";\n"));
-  if (r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+  if ((r.exit_code != 0 && !waits) || id.empty() ||
+      id.find_first_not_of("0123456789") != std::string::npos) {
     throw std::runtime_error(
         fmt::format("sbatch failed (exit code {}): {}", r.exit_code, quoted(cmd)));
   }
-  return id;
+  return {id, r.exit_code};
 }
 
 // The cluster's limits, asking scontrol only for what the command line leaves open.
@@ -167,9 +185,12 @@ int run_submit(Settings s) {
     return 0;
   }
   const ClusterLimits limits = cluster_limits(s);
-  check_job_count(pending.size(), limits.max_job_count);
-  const std::vector<ArrayJob> arrays = plan_arrays(
-      pending, sweep.out, utc_stamp(), static_cast<std::size_t>(limits.max_array_size.value));
+  const std::string stamp = utc_stamp();
+  const CheckJob check =
+      sweep.config.check_data ? plan_check(pending, sweep.out, stamp) : CheckJob{};
+  check_job_count(pending.size() + check.points.size(), limits.max_job_count);
+  const std::vector<ArrayJob> arrays =
+      plan_arrays(pending, sweep.out, stamp, static_cast<std::size_t>(limits.max_array_size.value));
   fmt::print("# sweep {}: {} points, {} completed, {} to run in {} job arrays; results in {}\n",
              sweep.config.name, sweep.points.size(), sweep.points.size() - pending.size(),
              pending.size(), arrays.size(), sweep.out.dir.string());
@@ -189,11 +210,28 @@ int run_submit(Settings s) {
   }
   fs::create_directories(sweep.out.dir / "runs");
   fs::create_directories(sweep.out.dir / "logs");
-  // A dry run prints a script: the arrays' ids land in shell variables the merge line expands.
+  // A dry run prints a script: the jobs' ids land in shell variables the later lines expand.
+  std::string check_id;
+  if (!check.points.empty()) {
+    write_check_manifest(check, sweep.config, s.tools);
+    const std::vector<std::string> cmd = check_command(sweep.config, check, sweep.out, s.tools);
+    fmt::print(
+        "# the data check: {} data set(s) read whole before any point starts; the arrays "
+        "are cancelled if one has a bad file (its log: {})\n",
+        check.points.size(), (sweep.out.dir / "logs" / "check_*.out").string());
+    if (s.dry_run) {
+      check_id = "CHECK_JOB_ID";
+      fmt::print("check=$({})\n", quoted(cmd));
+    } else {
+      check_id = submit(cmd).id;
+      fmt::print("submitted data check job {}\n", check_id);
+    }
+  }
   std::vector<std::string> ids;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     write_manifest(arrays[i], sweep.out, s.tools);
-    const std::vector<std::string> cmd = array_command(sweep.config, arrays[i], sweep.out, s.tools);
+    const std::vector<std::string> cmd =
+        array_command(sweep.config, arrays[i], sweep.out, s.tools, check_id);
     fmt::print("# {} points on {} node(s), network {}{}\n", arrays[i].points.size(),
                arrays[i].nodes, arrays[i].network,
                arrays[i].parts > 1
@@ -201,31 +239,38 @@ int run_submit(Settings s) {
                    : "");
     if (s.dry_run) {
       ids.push_back(fmt::format("${{array_{}}}", i));
-      fmt::print("array_{}=$({})\n", i, quoted(cmd));
+      fmt::print("array_{}=$({})\n", i,
+                 expand_placeholder(quoted(cmd), "CHECK_JOB_ID", "${check}"));
     } else {
-      ids.push_back(submit(cmd));
+      ids.push_back(submit(cmd).id);
       fmt::print("submitted job array {}\n", ids.back());
     }
     std::fflush(stdout);
   }
   if (s.dry_run) {
-    // Quoting would keep the shell from expanding the ids' variables: they go in afterwards.
-    const std::string placeholder = "ARRAY_JOB_IDS";
     std::string after;
     for (const std::string& id : ids) after += (after.empty() ? "" : ":") + id;
-    std::string line =
-        quoted(merge_command(sweep.config, sweep.out, s.tools, {placeholder}, false));
-    line.replace(line.find(placeholder), placeholder.size(), after);
-    fmt::print("{}\n", line);
+    fmt::print("{}\n", expand_placeholder(quoted(merge_command(sweep.config, sweep.out, s.tools,
+                                                               {"ARRAY_JOB_IDS"}, false)),
+                                          "ARRAY_JOB_IDS", after));
     return 0;
   }
   const std::vector<std::string> merge =
       merge_command(sweep.config, sweep.out, s.tools, ids, s.wait);
-  fmt::print("submitted merge job {}{}\n", submit(merge), s.wait ? " and waited for it" : "");
+  const Submitted merged = submit(merge, s.wait);
+  fmt::print("submitted merge job {}{}\n", merged.id, s.wait ? " and waited for it" : "");
   if (!s.wait) return 0;
+  if (merged.exit_code != 0) {
+    fmt::print("# the merge job exited {}: {}\n", merged.exit_code,
+               (sweep.out.dir / "logs" / fmt::format("merge_{}.out", merged.id)).string());
+  }
   const std::size_t completed = count_completed(sweep);
-  fmt::print("# {} of {} points completed; merged into {}\n", completed, sweep.points.size(),
-             sweep.out.merged().string());
+  fmt::print("# {} of {} points completed{}\n", completed, sweep.points.size(),
+             merged.exit_code == 0 ? "; merged into " + sweep.out.merged().string() : "");
+  if (!check_id.empty() && completed < sweep.points.size()) {
+    fmt::print("# the data check's logs list any bad file: {}\n",
+               (sweep.out.dir / "logs" / fmt::format("check_{}_*.out", check_id)).string());
+  }
   return completed == sweep.points.size() ? 0 : 1;
 }
 

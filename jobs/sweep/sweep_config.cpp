@@ -285,7 +285,7 @@ SweepConfig read_sweep_config(const fs::path& file) {
   }
   check_known_keys(root, "", {"sweep", "slurm", "axes", "train", "algo"}, file);
   const toml::table& sweep = section(root, "sweep", file);
-  check_known_keys(sweep, "sweep", {"name", "config"}, file);
+  check_known_keys(sweep, "sweep", {"name", "config", "check-data"}, file);
 
   SweepConfig c;
   c.file = fs::absolute(file);
@@ -298,6 +298,10 @@ SweepConfig read_sweep_config(const fs::path& file) {
   c.base_config = fs::weakly_canonical(c.file.parent_path() / base);
   if (!fs::is_regular_file(c.base_config)) {
     fail(file, fmt::format("sweep.config: {} does not exist", c.base_config.string()));
+  }
+  if (const toml::node* check = sweep.get("check-data")) {
+    if (!check->is_boolean()) fail(file, "sweep.check-data must be true or false");
+    c.check_data = check->as_boolean()->get();
   }
   c.slurm = read_slurm(root, file);
   c.axes = read_axes(root, file);

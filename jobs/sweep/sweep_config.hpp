@@ -48,6 +48,9 @@ struct SweepConfig {
   std::filesystem::path file;
   std::string name;
   std::filesystem::path base_config;  // absolute
+  // Read every data set the points train on before any point starts (a job array of
+  // commsgd-train --check-data that the points' arrays wait for): one bad file, and no point runs.
+  bool check_data = false;
   SlurmResources slurm;
   std::vector<Axis> axes;  // sorted by name; `workers` and `network` among them
   // [train]: given to every point, on its command line (so an option its algorithm does not take
@@ -66,6 +69,10 @@ struct Point {
   // --config BASE, one option per other axis, the settings of [train] and [algo.NAME], then
   // --threads (Slurm's cores per task) unless an axis or setting gives it
   std::vector<std::string> trainer_arguments;
+  // The files --check-data reads for it, as text: the data set's kind, path and the options that
+  // decide whether its files load (points with the same text read the same files); empty for a
+  // generated data set. Left to whoever parses the point's command line (commsgd-sweep's check).
+  std::string data_set;
 };
 
 SweepConfig read_sweep_config(const std::filesystem::path& file);

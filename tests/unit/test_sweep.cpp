@@ -160,7 +160,7 @@ TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
 
   const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
   write_manifest(arrays[1], out, tools);
-  const std::vector<std::string> cmd = array_command(c, arrays[1], out, tools);
+  const std::vector<std::string> cmd = array_command(c, arrays[1], out, tools, "");
   EXPECT_EQ(cmd[0], "sbatch");
   EXPECT_NE(
       std::find(cmd.begin(), cmd.end(), "--array=0-" + std::to_string(arrays[1].points.size() - 1)),
@@ -172,7 +172,7 @@ TEST_F(SweepConfigTest, GroupsPointsIntoOneArrayPerNodeCountAndNetwork) {
   EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--exclusive"), cmd.end());
   SweepConfig shared = c;
   shared.slurm.exclusive = false;
-  const std::vector<std::string> shared_cmd = array_command(shared, arrays[1], out, tools);
+  const std::vector<std::string> shared_cmd = array_command(shared, arrays[1], out, tools, "");
   EXPECT_EQ(std::find(shared_cmd.begin(), shared_cmd.end(), "--exclusive"), shared_cmd.end());
   const std::vector<std::string> step = read_manifest_task(arrays[1].manifest, 2);
   EXPECT_EQ(step, step_arguments(arrays[1].points[2], out, tools));
@@ -219,7 +219,7 @@ TEST_F(SweepConfigTest, SplitsEachGroupIntoArraysTheClusterAccepts) {
   const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
   const ArrayJob& second = arrays[1];
   write_manifest(second, out, tools);
-  const std::vector<std::string> cmd = array_command(c, second, out, tools);
+  const std::vector<std::string> cmd = array_command(c, second, out, tools, "");
   EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--array=0-3"), cmd.end());
   EXPECT_NE(std::find(cmd.begin(), cmd.end(), second.manifest.string()), cmd.end());
   for (std::size_t t = 0; t < second.points.size(); ++t) {
@@ -227,6 +227,64 @@ TEST_F(SweepConfigTest, SplitsEachGroupIntoArraysTheClusterAccepts) {
               step_arguments(second.points[t], out, tools));
   }
   EXPECT_THROW(read_manifest_task(second.manifest, 4), SweepError);
+}
+
+// check-data: one check task per data set the points read (points that read the same files
+// share one), each the point's own command line and --check-data on a node's cores, no GPU; the
+// points' arrays wait for it to succeed and are cancelled when it fails.
+TEST_F(SweepConfigTest, ChecksEachDataSetOnceBeforeThePointsStart) {
+  const SweepConfig c = read_sweep_config(
+      write("[sweep]\nname = \"x\"\nconfig = \"base.toml\"\ncheck-data = true\n"
+            "[slurm]\ntasks-per-node = 4\ncpus-per-task = 2\ngpus-per-node = 4\n"
+            "[train]\ndataset = \"csv\"\n"
+            "[axes]\nalgo = [\"dense\", \"gtopk\"]\ndata-path = [\"/d/a.csv\", \"/d/b.csv\"]\n"
+            "workers = [4]\nnetwork = [\"ethernet\"]\n"));
+  EXPECT_TRUE(c.check_data);
+  std::vector<Point> points = expand(c);
+  ASSERT_EQ(points.size(), 4u);
+  for (Point& p : points) p.data_set = data_set_read(parse_point(p.trainer_arguments));
+  const SweepOutput out{dir_ / "out"};
+  const CheckJob check = plan_check(points, out, "stamp");
+  ASSERT_EQ(check.points.size(), 2u);
+  EXPECT_EQ(check.points[0].id, points[0].id);  // dense, a.csv
+  EXPECT_EQ(check.points[1].id, points[1].id);  // dense, b.csv
+  EXPECT_NE(check.points[0].data_set, check.points[1].data_set);
+
+  const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
+  write_check_manifest(check, c, tools);
+  std::vector<std::string> step = {"--ntasks=1", "--cpus-per-task=8", "/opt/train"};
+  step.insert(step.end(), points[1].trainer_arguments.begin(), points[1].trainer_arguments.end());
+  step.push_back("--check-data");
+  EXPECT_EQ(read_manifest_task(check.manifest, 1), step);
+
+  const std::vector<std::string> cmd = check_command(c, check, out, tools);
+  for (const char* expected : {"--array=0-1", "--nodes=1", "--ntasks=1", "--cpus-per-task=8",
+                               "/opt/jobs/templates/sweep-check.sbatch"}) {
+    EXPECT_NE(std::find(cmd.begin(), cmd.end(), expected), cmd.end()) << expected;
+  }
+  EXPECT_EQ(std::count_if(cmd.begin(), cmd.end(),
+                          [](const std::string& a) { return a.starts_with("--gpus"); }),
+            0);
+  EXPECT_EQ(cmd.back(), check.manifest.string());
+
+  const std::vector<ArrayJob> arrays = plan_arrays(points, out, "stamp", kDefaultMaxArraySize);
+  const std::vector<std::string> waits = array_command(c, arrays[0], out, tools, "1234");
+  EXPECT_NE(std::find(waits.begin(), waits.end(), "--dependency=afterok:1234"), waits.end());
+  EXPECT_NE(std::find(waits.begin(), waits.end(), "--kill-on-invalid-dep=yes"), waits.end());
+  const std::vector<std::string> alone = array_command(c, arrays[0], out, tools, "");
+  EXPECT_EQ(std::count_if(alone.begin(), alone.end(),
+                          [](const std::string& a) { return a.starts_with("--dependency"); }),
+            0);
+
+  // A generated data set has no files to read: nothing to check.
+  std::vector<Point> synthetic = expand(read_sweep_config(write(kGood)));
+  for (Point& p : synthetic) p.data_set = data_set_read(parse_point(p.trainer_arguments));
+  EXPECT_TRUE(plan_check(synthetic, out, "stamp").points.empty());
+
+  EXPECT_THROW(
+      read_sweep_config(write("[sweep]\nname = \"x\"\nconfig = \"base.toml\"\ncheck-data = 1\n"
+                              "[axes]\nworkers = [2]\nnetwork = [\"local\"]\n")),
+      SweepError);
 }
 
 // A sweep that asks Slurm for GPUs trains on them: the point that names no device (auto, the
@@ -244,7 +302,7 @@ TEST_F(SweepConfigTest, AGpuSweepTrainsOnTheGpus) {
   const SweepOutput out{dir_ / "out"};
   const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
   const std::vector<ArrayJob> arrays = plan_arrays(points, out, "stamp", kDefaultMaxArraySize);
-  const std::vector<std::string> cmd = array_command(c, arrays[0], out, tools);
+  const std::vector<std::string> cmd = array_command(c, arrays[0], out, tools, "");
   EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--gpus-per-node=4"), cmd.end());
   write_manifest(arrays[0], out, tools);
   for (std::size_t t = 0; t < arrays[0].points.size(); ++t) {
@@ -329,7 +387,7 @@ TEST_F(SweepConfigTest, ThrottlesEachArrayWithMaxRunning) {
   const SweepOutput out{dir_ / "out"};
   const Tools tools{"/opt/sweep", "/opt/train", "/opt/report", "/opt/jobs"};
   for (const ArrayJob& a : plan_arrays(expand(c), out, "stamp", 5)) {
-    const std::vector<std::string> cmd = array_command(c, a, out, tools);
+    const std::vector<std::string> cmd = array_command(c, a, out, tools, "");
     const std::string spec = fmt::format("--array=0-{}%3", a.points.size() - 1);
     EXPECT_NE(std::find(cmd.begin(), cmd.end(), spec), cmd.end()) << spec;
   }
