@@ -84,9 +84,11 @@ void write_image(const fs::path& dir, int i, const Color& color) {
   }
 }
 
+const Color kGreen{50, 190, 60};
+
 void write_mixed_folder(const fs::path& root) {
   const std::vector<std::pair<std::string, Color>> classes{
-      {"blue", {40, 60, 200}}, {"green", {50, 190, 60}}, {"red", {210, 50, 40}}};
+      {"blue", {40, 60, 200}}, {"green", kGreen}, {"red", {210, 50, 40}}};
   for (const auto& [split, count] : {std::pair{"train", 10}, {"val", 5}}) {
     for (const auto& [name, color] : classes) {
       fs::create_directories(root / split / name);
@@ -143,18 +145,22 @@ TEST_F(CheckData, ListsEveryBadImageWithItsClassAndFailsTheRunNamingIt) {
     EXPECT_NE(r.output.find("bad in class val/red: 1 of 6"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("check-data: 2 bad of 46 images"), std::string::npos) << r.output;
   }
-  // A run reaches each bad file in its first epoch and fails naming it.
-  std::vector<std::string> args = data;
-  const fs::path db = dir_ / "runs.sqlite";
-  args.insert(args.end(),
-              {"--epochs", "1", "--batch-size", "5", "--threads", "1", "--db", db.string()});
-  const ProcessResult r = train(2, args);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find(truncated.string()), std::string::npos) << r.output;
-  const auto runs = query(db, "select status, exit_reason from runs");
-  ASSERT_EQ(runs.size(), 1U);
-  EXPECT_EQ(runs[0][0], "failed");
-  EXPECT_NE(runs[0][1].find(truncated.string()), std::string::npos) << runs[0][1];
+  // A run reaches each bad file in its first epoch and fails naming it: the truncated JPEG in
+  // training, and once that is mended, the text file in validation.
+  for (const fs::path& bad : {truncated, text}) {
+    if (bad == text) write_image(truncated.parent_path(), 0, kGreen);
+    std::vector<std::string> args = data;
+    const fs::path db = dir_ / ("runs-" + bad.stem().string() + ".sqlite");
+    args.insert(args.end(),
+                {"--epochs", "1", "--batch-size", "5", "--threads", "1", "--db", db.string()});
+    const ProcessResult r = train(2, args);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find(bad.string()), std::string::npos) << r.output;
+    const auto runs = query(db, "select status, exit_reason from runs");
+    ASSERT_EQ(runs.size(), 1U);
+    EXPECT_EQ(runs[0][0], "failed");
+    EXPECT_NE(runs[0][1].find(bad.string()), std::string::npos) << runs[0][1];
+  }
 }
 
 TEST_F(CheckData, ReadsEveryInMemoryDataSetKind) {
