@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -225,6 +227,56 @@ TEST(ImageFolderDecode, ConvertsAdobeCmykToRgb) {
   const Color expected{200, 80, 40};
   for (std::size_t i = 0; i < image.rgb.size(); ++i) {
     ASSERT_NEAR(image.rgb[i], expected[i % 3], kLevelTolerance) << "byte " << i;
+  }
+}
+
+// A region's decode gives the whole decode's pixels, to the bit, within the region and a pixel
+// around it: at every scale, for 4:2:0 colour, grayscale and CMYK, regions anywhere.
+TEST(ImageFolderDecode, ARegionDecodesToTheWholeImagesOwnPixels) {
+  TempDir dir;
+  const auto noise = [](int x, int y) {
+    const auto v = static_cast<std::uint8_t>((x * 7919 + y * 104729) * 2654435761U >> 24);
+    return std::array<std::uint8_t, 4>{v, static_cast<std::uint8_t>(x * 3 + y),
+                                       static_cast<std::uint8_t>(v / 2 + y), 90};
+  };
+  const std::vector<std::pair<fs::path, std::array<int, 3>>> files{
+      {dir.path() / "colour.jpg", {203, 151, 3}},
+      {dir.path() / "grey.jpg", {97, 130, 1}},
+      {dir.path() / "cmyk.jpg", {64, 48, 4}}};
+  std::mt19937_64 rng(5);
+  const auto draw = [&](double below) { return std::uniform_real_distribution(0.0, below)(rng); };
+  for (const auto& [path, shape] : files) {
+    const auto [width, height, components] = shape;
+    write_jpeg(path, width, height, components, noise);
+    for (const unsigned scale : {1U, 2U, 4U, 8U}) {
+      const Image whole = open_image(path)->decode(scale);
+      for (int trial = 0; trial < 24; ++trial) {
+        PixelRegion region;
+        region.left = draw(width - 1);
+        region.top = draw(height - 1);
+        region.width = 1 + draw(width - 1 - region.left);
+        region.height = 1 + draw(height - 1 - region.top);
+        const Image part = open_image(path)->decode(scale, region);
+        ASSERT_EQ(part.width, whole.width);
+        ASSERT_EQ(part.height, whole.height);
+        const double sx = static_cast<double>(whole.width) / width;
+        const double sy = static_cast<double>(whole.height) / height;
+        const auto span = [](double from, double to, int size) {
+          return std::pair{std::clamp(static_cast<int>(std::floor(from)) - 1, 0, size),
+                           std::clamp(static_cast<int>(std::ceil(to)) + 1, 0, size)};
+        };
+        const auto [x0, x1] =
+            span(region.left * sx, (region.left + region.width) * sx, whole.width);
+        const auto [y0, y1] =
+            span(region.top * sy, (region.top + region.height) * sy, whole.height);
+        for (int y = y0; y < y1; ++y) {
+          const std::size_t at = (static_cast<std::size_t>(y) * whole.width + x0) * 3;
+          const std::size_t bytes = static_cast<std::size_t>(x1 - x0) * 3;
+          ASSERT_EQ(std::memcmp(part.rgb.data() + at, whole.rgb.data() + at, bytes), 0)
+              << path << " at 1/" << scale << ", row " << y << " of columns " << x0 << ".." << x1;
+        }
+      }
+    }
   }
 }
 
@@ -460,6 +512,76 @@ TEST(ImageFolderTransform, ValidationOutputOfWrongSizeIsRejected) {
   std::mt19937_64 rng(1);
   EXPECT_THROW(load_image_sample(dir.path() / "a.jpg", {4, ImageMode::validation}, rng, out),
                std::invalid_argument);
+}
+
+// Bilinear resampling written out per output pixel: PyTorch's align_corners=false positions,
+// clamped to the crop (train: cut out first) or the image (validation), mixed across and then
+// down, scaled and normalised. resample() is separable; its result must be this one's, bit for bit.
+std::vector<float> resample_per_pixel(const Image& image, const CropBox& box, int size) {
+  struct Tap {
+    int low, high;
+    float weight;
+  };
+  const auto taps = [&](double start, double extent, int source) {
+    const double first = box.cut_out ? std::max(0.0, std::ceil(start - 0.5)) : 0.0;
+    const double last =
+        box.cut_out ? std::max(first, std::min(source - 1.0, std::floor(start + extent - 0.5)))
+                    : source - 1.0;
+    std::vector<Tap> t;
+    for (int o = 0; o < size; ++o) {
+      const double position = std::clamp(start + (o + 0.5) * (extent / size) - 0.5, first, last);
+      const int low = static_cast<int>(position);
+      t.push_back(
+          {low, std::min(low + 1, static_cast<int>(last)), static_cast<float>(position - low)});
+    }
+    return t;
+  };
+  const std::vector<Tap> rows = taps(box.top, box.height, image.height);
+  std::vector<Tap> cols = taps(box.left, box.width, image.width);
+  if (box.flip) std::reverse(cols.begin(), cols.end());
+  const auto at = [&](int y, int x, int c) -> float {
+    return image.rgb[(static_cast<std::size_t>(y) * image.width + x) * 3 + c];
+  };
+  const auto mix = [](float a, float b, float t) { return a + t * (b - a); };
+  std::vector<float> out(3 * static_cast<std::size_t>(size) * size);
+  for (int y = 0; y < size; ++y) {
+    for (int x = 0; x < size; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        const Tap& r = rows[y];
+        const Tap& k = cols[x];
+        const float top = mix(at(r.low, k.low, c), at(r.low, k.high, c), k.weight);
+        const float bottom = mix(at(r.high, k.low, c), at(r.high, k.high, c), k.weight);
+        out[(static_cast<std::size_t>(c) * size + y) * size + x] =
+            mix(top, bottom, r.weight) * (1.0F / (255.0F * kStd[c])) + (-kMean[c] / kStd[c]);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(ImageFolderTransform, ResampleIsThePerPixelBilinearToTheBit) {
+  std::mt19937_64 noise(3);
+  for (const auto& [width, height] : {std::pair{500, 375}, std::pair{37, 29}, std::pair{8, 300}}) {
+    Image image{width, height, std::vector<std::uint8_t>(3 * std::size_t(width) * height)};
+    for (std::uint8_t& v : image.rgb) v = static_cast<std::uint8_t>(noise());
+    for (const int size : {224, 13}) {
+      std::vector<CropBox> boxes = {center_crop(width, height, size, 0.875),
+                                    center_crop(width, height, size, 1.0)};
+      for (std::uint64_t seed = 0; seed < 6; ++seed) {
+        std::mt19937_64 rng(seed);
+        boxes.push_back(random_resized_crop(width, height, rng));
+        boxes.push_back(random_resized_crop(width, height, rng, ResizedCrop::torchvision_0_2));
+      }
+      for (std::size_t b = 0; b < boxes.size(); ++b) {
+        const std::vector<float> expected = resample_per_pixel(image, boxes[b], size);
+        std::vector<float> got(expected.size());
+        resample(image, boxes[b], size, got);
+        EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0)
+            << width << "x" << height << " to " << size << ", box " << b
+            << (boxes[b].flip ? " flipped" : "");
+      }
+    }
+  }
 }
 
 TEST(ImageFolderTransform, TrainKeepsTheColourOfAFlatImage) {

@@ -21,6 +21,11 @@ struct FileCloser {
 };
 using OpenFile = std::unique_ptr<std::FILE, FileCloser>;
 
+// The part of an image a caller will read, in full-size pixels: a crop box.
+struct PixelRegion {
+  double left = 0, top = 0, width = 0, height = 0;
+};
+
 // An image file opened and its header read, so that its size is known before it is decoded and
 // the scale to decode it at can depend on that size.
 class ImageReader {
@@ -33,6 +38,11 @@ class ImageReader {
   // cheaper smaller decode); callers read the size from the Image. Reads the whole file either
   // way, so a truncated or corrupt file fails at any scale.
   virtual Image decode(unsigned scale_denom) = 0;
+  // The same, but only `needed` and a pixel around it are sure to hold the image; the rest may
+  // be left zero. A JPEG skips the inverse DCT of the rows above and below it and of the columns
+  // beside it, to libjpeg's block edges (jpeg_skip_scanlines, jpeg_crop_scanline): the pixels it
+  // gives are those of decode(scale_denom), to the bit, and the whole file is still read.
+  virtual Image decode(unsigned scale_denom, const PixelRegion& needed) = 0;
 };
 
 // Opens `path` and reads its header, choosing the decoder by the file's first bytes. Throws

@@ -93,7 +93,8 @@ void load_image_sample(const fs::path& path, const ImageTransform& transform, st
   // The crop is drawn on the full-size image, so the random stream and the
   // region chosen do not depend on the decoding scale.
   CropBox box = crop(width, height);
-  const Image image = reader->decode(choose_scale_denom(width, height, box, output_size));
+  const Image image = reader->decode(choose_scale_denom(width, height, box, output_size),
+                                     PixelRegion{box.left, box.top, box.width, box.height});
   const double sx = static_cast<double>(image.width) / width;
   const double sy = static_cast<double>(image.height) / height;
   box.left *= sx;

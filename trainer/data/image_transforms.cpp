@@ -125,8 +125,10 @@ float mix(float a, float b, float t) {
 
 }  // namespace
 
-// It costs about as much as decoding a small photo, so everything that depends
-// on only a row, a column or a channel is computed outside the pixel loop.
+// Separable: each source row the output reads is first mixed across columns into a float row,
+// one plane per channel, kept while the next output row reads it again; each output row then
+// mixes two of those rows, a loop over contiguous floats the compiler vectorises. The sums are
+// the per-pixel formula's own (mix across, then down), so the result is the same to the bit.
 void resample(const Image& image, const CropBox& box, int output_size, std::span<float> out) {
   const std::vector<Tap> rows =
       bilinear_taps(box.top, box.height, image.height, output_size, box.cut_out);
@@ -139,19 +141,38 @@ void resample(const Image& image, const CropBox& box, int output_size, std::span
     scale[c] = 1.0F / (255.0F * kStd[c]);
     offset[c] = -kMean[c] / kStd[c];
   }
-  for (std::size_t y = 0; y < size; ++y) {
-    const std::uint8_t* upper =
-        image.rgb.data() + static_cast<std::size_t>(rows[y].low) * row_bytes;
-    const std::uint8_t* lower =
-        image.rgb.data() + static_cast<std::size_t>(rows[y].high) * row_bytes;
+  // Two source rows mixed across: planes c * size + x. A row is computed into the slot that
+  // does not hold `keep`, the other row the current output row needs.
+  std::array<std::vector<float>, 2> mixed{std::vector<float>(3 * size),
+                                          std::vector<float>(3 * size)};
+  std::array<int, 2> mixed_row{-1, -1};
+  const auto across = [&](int row, int keep) -> const float* {
+    for (std::size_t slot = 0; slot < 2; ++slot) {
+      if (mixed_row[slot] == row) return mixed[slot].data();
+    }
+    const std::size_t slot = mixed_row[0] == keep ? 1 : 0;
+    const std::uint8_t* source = image.rgb.data() + static_cast<std::size_t>(row) * row_bytes;
+    float* into = mixed[slot].data();
     for (std::size_t x = 0; x < size; ++x) {
       const std::size_t left = static_cast<std::size_t>(cols[x].low) * 3;
       const std::size_t right = static_cast<std::size_t>(cols[x].high) * 3;
       for (std::size_t c = 0; c < 3; ++c) {
-        const float top = mix(upper[left + c], upper[right + c], cols[x].high_weight);
-        const float bottom = mix(lower[left + c], lower[right + c], cols[x].high_weight);
-        out[(c * size + y) * size + x] =
-            mix(top, bottom, rows[y].high_weight) * scale[c] + offset[c];
+        into[c * size + x] = mix(source[left + c], source[right + c], cols[x].high_weight);
+      }
+    }
+    mixed_row[slot] = row;
+    return into;
+  };
+  for (std::size_t y = 0; y < size; ++y) {
+    const float* top = across(rows[y].low, rows[y].high);
+    const float* bottom = across(rows[y].high, rows[y].low);
+    const float weight = rows[y].high_weight;
+    for (std::size_t c = 0; c < 3; ++c) {
+      float* const plane_row = out.data() + (c * size + y) * size;
+      const float* const upper = top + c * size;
+      const float* const lower = bottom + c * size;
+      for (std::size_t x = 0; x < size; ++x) {
+        plane_row[x] = mix(upper[x], lower[x], weight) * scale[c] + offset[c];
       }
     }
   }

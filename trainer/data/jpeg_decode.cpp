@@ -7,6 +7,8 @@
 #include <jerror.h>
 // clang-format on
 
+#include <algorithm>
+#include <cmath>
 #include <csetjmp>
 #include <cstddef>
 #include <string>
@@ -128,25 +130,54 @@ void JpegReader::request_rgb() {
 }
 
 Image JpegReader::decode(unsigned scale_denom) {
+  return decode(scale_denom,
+                PixelRegion{0, 0, static_cast<double>(width()), static_cast<double>(height())});
+}
+
+Image JpegReader::decode(unsigned scale_denom, const PixelRegion& needed) {
   jpeg_decompress_struct& cinfo = state_->cinfo;
   request_rgb();
   cinfo.scale_num = 1;
   cinfo.scale_denom = scale_denom;
   guarded([&cinfo] { jpeg_calc_output_dimensions(&cinfo); });
 
-  const std::size_t stride = std::size_t{cinfo.output_width} * cinfo.output_components;
+  // `needed` at the output's scale, a pixel wider each way (bilinear reads the next pixel), and
+  // kMargin more: at a region's edges (the last column, the first row after a skip) fancy
+  // upsampling lacks the chroma beyond and gives other pixels than the whole decode does.
+  constexpr double kMargin = 1 + 8;
+  const double sx = static_cast<double>(cinfo.output_width) / cinfo.image_width;
+  const double sy = static_cast<double>(cinfo.output_height) / cinfo.image_height;
+  const auto bounded = [](double v, JDIMENSION size) {
+    return static_cast<JDIMENSION>(std::clamp(v, 0.0, static_cast<double>(size)));
+  };
+  JDIMENSION first_column = bounded(std::floor(needed.left * sx) - kMargin, cinfo.output_width);
+  const JDIMENSION end_column =
+      bounded(std::ceil((needed.left + needed.width) * sx) + kMargin, cinfo.output_width);
+  const JDIMENSION first_row = bounded(std::floor(needed.top * sy) - kMargin, cinfo.output_height);
+  const JDIMENSION end_row =
+      bounded(std::ceil((needed.top + needed.height) * sy) + kMargin, cinfo.output_height);
+  JDIMENSION columns = std::max(end_column, first_column + 1) - first_column;
+
+  const JDIMENSION full_width = cinfo.output_width;  // jpeg_crop_scanline changes it
+  const std::size_t components = static_cast<std::size_t>(cinfo.out_color_components);
+  const std::size_t stride = std::size_t{full_width} * components;
   std::vector<std::uint8_t> pixels(stride * cinfo.output_height);
   std::uint8_t* const base = pixels.data();
-  guarded([&cinfo, base, stride] {
+  // jpeg_crop_scanline widens the columns to its blocks' edges and gives each row from the first
+  // of them, so a row is read into its place in the full-width image.
+  guarded([&cinfo, base, stride, components, &first_column, &columns, first_row, end_row] {
     jpeg_start_decompress(&cinfo);
-    while (cinfo.output_scanline < cinfo.output_height) {
-      JSAMPROW row = base + std::size_t{cinfo.output_scanline} * stride;
+    jpeg_crop_scanline(&cinfo, &first_column, &columns);
+    jpeg_skip_scanlines(&cinfo, first_row);
+    while (cinfo.output_scanline < end_row) {
+      JSAMPROW row = base + std::size_t{cinfo.output_scanline} * stride + first_column * components;
       jpeg_read_scanlines(&cinfo, &row, 1);
     }
+    jpeg_skip_scanlines(&cinfo, cinfo.output_height - cinfo.output_scanline);
     jpeg_finish_decompress(&cinfo);
   });
 
-  Image image{static_cast<int>(cinfo.output_width), static_cast<int>(cinfo.output_height), {}};
+  Image image{static_cast<int>(full_width), static_cast<int>(cinfo.output_height), {}};
   image.rgb = cinfo.out_color_space == JCS_CMYK ? cmyk_to_rgb(pixels, cinfo.saw_Adobe_marker)
                                                 : std::move(pixels);
   return image;

@@ -24,6 +24,7 @@ class JpegReader final : public ImageReader {
   int width() const override;
   int height() const override;
   Image decode(unsigned scale_denom) override;
+  Image decode(unsigned scale_denom, const PixelRegion& needed) override;
 
  private:
   struct Decompressor;

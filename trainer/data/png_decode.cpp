@@ -110,4 +110,9 @@ Image PngReader::decode(unsigned /*scale_denom*/) {
   return image;
 }
 
+// A PNG has no cheaper partial decode: all of it, whatever is needed.
+Image PngReader::decode(unsigned scale_denom, const PixelRegion& /*needed*/) {
+  return decode(scale_denom);
+}
+
 }  // namespace commsgd::data

@@ -25,6 +25,7 @@ class PngReader final : public ImageReader {
   int height() const override;
   // At full size whatever scale is asked: PNG has no cheaper way to a smaller image.
   Image decode(unsigned scale_denom) override;
+  Image decode(unsigned scale_denom, const PixelRegion& needed) override;
 
  private:
   struct Decoder;
