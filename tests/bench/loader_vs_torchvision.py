@@ -104,7 +104,7 @@ def main():
     p.add_argument("--images", type=int, default=400)
     p.add_argument("--quality", type=int, default=90)
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--gpu-images-per-s", type=float, default=3000,
                    help="ResNet-50 training on one H100, for the cores it would need")
     args = p.parse_args()
