@@ -225,11 +225,41 @@ Traffic traffic_of(const AlgorithmRow& row, std::string_view aggregation) {
   return aggregation_table().find(aggregation.empty() ? row.aggregation : aggregation).traffic;
 }
 
+OptionGiven set_apart_from_default(const AlgorithmConfig& config) {
+  return [&config](std::string_view flag) {
+    const AlgorithmConfig defaults;
+    if (flag == "--selector") return !config.selector.empty();
+    if (flag == "--aggregation") return !config.aggregation.empty();
+    if (flag == "--topology") return !config.topology.empty();
+    if (flag == "--gossip-mixing") return config.mixing != defaults.mixing;
+    if (flag == "--osgp-overlap") return config.osgp_overlap != defaults.osgp_overlap;
+    if (flag == "--max-staleness") return config.max_staleness != defaults.max_staleness;
+    if (flag == "--synch-freq") return config.synch_freq != defaults.synch_freq;
+    if (flag == "--powersgd-rank") return config.powersgd_rank != defaults.powersgd_rank;
+    if (flag == "--powersgd-start-iter") {
+      return config.powersgd_start_iter != defaults.powersgd_start_iter;
+    }
+    if (flag == "--qsgd-levels") return config.qsgd_levels != defaults.qsgd_levels;
+    if (flag == "--qsgd-bucket") return config.qsgd_bucket != defaults.qsgd_bucket;
+    if (flag == "--wire-dtype") return config.wire != defaults.wire;
+    if (flag == "--barrier-before-communicate") return config.barrier_before_communicate;
+    if (flag == "--grad-stats-every") return config.grad_stats_every > 0;
+    if (flag == "--norm-study-every") return config.norm_study_every > 0;
+    throw std::logic_error("set_apart_from_default: no default to compare for " +
+                           std::string(flag));
+  };
+}
+
 std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
+  return options_not_taken(config, set_apart_from_default(config));
+}
+
+std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config,
+                                              const OptionGiven& given) {
   const AlgorithmRow& row = find_algorithm(config.algo);
   std::vector<OptionNotTaken> found;
   // `option` (the options as the reason names them) applies to `which`, not to this row; `flags`
-  // are those of them the config sets.
+  // are those of them given.
   const auto refuse = [&](std::vector<std::string> flags, const std::string& option,
                           const std::string& which) {
     const bool several = option.find(" and ") != std::string::npos;
@@ -243,55 +273,56 @@ std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
                ? "--algo " + names[0]
                : "the " + std::string(family_name(family)) + " algorithms (" + joined(names) + ")";
   };
-  // Of the flags given, those whose option the config sets.
-  const auto those_set = [](std::initializer_list<std::pair<const char*, bool>> flags) {
-    std::vector<std::string> given;
-    for (const auto& [flag, is_set] : flags) {
-      if (is_set) given.emplace_back(flag);
+  // Of `flags`, those given.
+  const auto those_given = [&](std::initializer_list<const char*> flags) {
+    std::vector<std::string> list;
+    for (const char* flag : flags) {
+      if (given(flag)) list.emplace_back(flag);
     }
-    return given;
+    return list;
   };
 
-  if (row.family != Family::sparse && (!config.selector.empty() || !config.aggregation.empty())) {
-    refuse(those_set({{"--selector", !config.selector.empty()},
-                      {"--aggregation", !config.aggregation.empty()}}),
-           "--selector and --aggregation", family_text(Family::sparse));
+  if (row.family != Family::sparse) {
+    if (auto flags = those_given({"--selector", "--aggregation"}); !flags.empty()) {
+      refuse(std::move(flags), "--selector and --aggregation", family_text(Family::sparse));
+    }
   }
-  if (row.family != Family::gossip && !config.topology.empty()) {
+  if (row.family != Family::gossip && given("--topology")) {
     refuse({"--topology"}, "--topology", family_text(Family::gossip));
   }
-  const bool one_in_flight = config.osgp_overlap == OsgpOverlap::one_in_flight;
-  if (config.mixing == GossipMixing::directed && !row.takes_directed_mixing) {
-    refuse({"--gossip-mixing"}, "--gossip-mixing directed",
+  if (given("--gossip-mixing") && !row.takes_directed_mixing) {
+    refuse({"--gossip-mixing"},
+           config.mixing == GossipMixing::directed ? "--gossip-mixing directed" : "--gossip-mixing",
            rows_taking(&AlgorithmRow::takes_directed_mixing));
   }
-  if ((one_in_flight || config.synch_freq != 0) && !row.takes_overlap) {
-    refuse(those_set({{"--osgp-overlap", one_in_flight}, {"--synch-freq", config.synch_freq != 0}}),
-           "--osgp-overlap one-in-flight and --synch-freq",
-           rows_taking(&AlgorithmRow::takes_overlap));
+  if (!row.takes_overlap) {
+    if (auto flags = those_given({"--osgp-overlap", "--max-staleness", "--synch-freq"});
+        !flags.empty()) {
+      refuse(std::move(flags), "--osgp-overlap, --max-staleness and --synch-freq",
+             rows_taking(&AlgorithmRow::takes_overlap));
+    }
   }
-  const AlgorithmConfig defaults;
-  if ((config.powersgd_rank != defaults.powersgd_rank ||
-       config.powersgd_start_iter != defaults.powersgd_start_iter) &&
-      !row.takes_low_rank) {
-    refuse(those_set({{"--powersgd-rank", config.powersgd_rank != defaults.powersgd_rank},
-                      {"--powersgd-start-iter",
-                       config.powersgd_start_iter != defaults.powersgd_start_iter}}),
-           "--powersgd-rank and --powersgd-start-iter", rows_taking(&AlgorithmRow::takes_low_rank));
+  if (!row.takes_low_rank) {
+    if (auto flags = those_given({"--powersgd-rank", "--powersgd-start-iter"}); !flags.empty()) {
+      refuse(std::move(flags), "--powersgd-rank and --powersgd-start-iter",
+             rows_taking(&AlgorithmRow::takes_low_rank));
+    }
   }
-  if ((config.qsgd_levels != defaults.qsgd_levels || config.qsgd_bucket != defaults.qsgd_bucket) &&
-      !row.takes_levels) {
-    refuse(those_set({{"--qsgd-levels", config.qsgd_levels != defaults.qsgd_levels},
-                      {"--qsgd-bucket", config.qsgd_bucket != defaults.qsgd_bucket}}),
-           "--qsgd-levels and --qsgd-bucket", rows_taking(&AlgorithmRow::takes_levels));
+  if (!row.takes_levels) {
+    if (auto flags = those_given({"--qsgd-levels", "--qsgd-bucket"}); !flags.empty()) {
+      refuse(std::move(flags), "--qsgd-levels and --qsgd-bucket",
+             rows_taking(&AlgorithmRow::takes_levels));
+    }
   }
-  if (row.family != Family::dense && config.wire != comm::DataType::f32) {
+  if (row.family != Family::dense && given("--wire-dtype")) {
     refuse({"--wire-dtype"}, "--wire-dtype", family_text(Family::dense));
   }
   const bool dense_in_one_piece = row.family == Family::dense && config.bucket_bytes == 0;
   const bool exchange_after_backward =
       row.family == Family::sparse || row.family == Family::compressed || dense_in_one_piece;
-  if (config.barrier_before_communicate && !exchange_after_backward && !row.rounds_block_training) {
+  // A flag given false asks for nothing.
+  if (given("--barrier-before-communicate") && config.barrier_before_communicate &&
+      !exchange_after_backward && !row.rounds_block_training) {
     std::string blocking;
     for (const AlgorithmRow& r : algorithm_table()) {
       if (r.rounds_block_training) blocking += std::string(", ") + std::string(r.name);
@@ -303,11 +334,9 @@ std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
              blocking + "; not --algo " + config.algo +
              (row.family == Family::dense ? " with buckets" : "")});
   }
-  for (const auto& [flag, every] : {std::pair{"--grad-stats-every", config.grad_stats_every},
-                                    std::pair{"--norm-study-every", config.norm_study_every}}) {
-    if (every > 0 && row.family != Family::sparse) {
+  for (const char* flag : {"--grad-stats-every", "--norm-study-every"}) {
+    if (given(flag) && row.family != Family::sparse)
       refuse({flag}, flag, family_text(Family::sparse));
-    }
   }
   return found;
 }

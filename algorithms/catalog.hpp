@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,10 +74,22 @@ struct OptionNotTaken {
   std::string reason;  // "--topology applies to the gossip algorithms (...), not --algo dense"
 };
 
-// The options `config` sets that its algorithm does not take, in the order resolve() checks them.
-// commsgd-train refuses them on its command line but leaves them out of a config file, which may
-// hold the options of several algorithms. Throws std::invalid_argument for an unknown algorithm.
+// Whether an option, by flag ("--powersgd-rank"), was given for a config.
+using OptionGiven = std::function<bool(std::string_view flag)>;
+
+// Given when its value in `config` (which must outlive the result) differs from
+// AlgorithmConfig's default: for a config built in code. Knows the options options_not_taken asks
+// about; throws std::logic_error for another.
+OptionGiven set_apart_from_default(const AlgorithmConfig& config);
+
+// The options given for `config` that its algorithm does not take, in the order resolve() checks
+// them. commsgd-train passes what its parser counted, so an option given at its default value
+// counts; without `given`, set_apart_from_default(config). commsgd-train refuses them on its
+// command line but leaves them out of a config file, which may hold the options of several
+// algorithms. Throws UnknownName for an unknown algorithm.
 std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config);
+std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config,
+                                              const OptionGiven& given);
 
 // Fills in the row's defaults; throws std::invalid_argument, naming the option, for an option
 // given to an algorithm it does not apply to (e.g. --selector with --algo dense: the first of

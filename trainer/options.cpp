@@ -872,27 +872,34 @@ algorithms::AlgorithmConfig unresolved_config(const Options& o) {
 // A config file may hold the options of several algorithms, so that a paper's config runs every
 // algorithm the paper compares (--config sgp/imagenet-resnet50.toml --algo dense). An option the
 // file sets that --algo does not take is left out, put back as it was before the parse, and noted
-// in options.left_out with why. On the command line the same option is refused (validate): it
-// was given for this run.
+// in options.left_out with why. On the command line the same option is refused: it was given for
+// this run. Given is what CLI11 counted, so an option given at its default value counts too.
 void leave_out_options_not_taken(const CLI::App& app, const Options& before, Options& options) {
   options.left_out.clear();
+  const algorithms::AlgorithmConfig config = unresolved_config(options);
+  const auto given = [&](std::string_view flag) {
+    const CLI::Option* option = app.get_option_no_throw(std::string(flag));
+    return option != nullptr && option->count() > 0;
+  };
   // --algo's check has let only the table's algorithms through, so this does not throw.
   const std::vector<algorithms::OptionNotTaken> not_taken =
-      algorithms::options_not_taken(unresolved_config(options));
+      algorithms::options_not_taken(config, given);
   // CLI11 lists what the command line gave in parse_order(); an option the config file set has
   // results but is not listed there. (Nor is one an environment variable set, --network's, which
   // every algorithm takes.)
   const std::vector<CLI::Option*>& typed = app.parse_order();
-  const auto from_file = [&](const std::string& flag) {
-    const CLI::Option* option = app.get_option_no_throw(flag);
-    return option != nullptr && option->count() > 0 &&
-           std::find(typed.begin(), typed.end(), option) == typed.end();
+  const auto on_command_line = [&](const std::string& flag) {
+    return std::find(typed.begin(), typed.end(), app.get_option_no_throw(flag)) != typed.end();
   };
   for (const algorithms::OptionNotTaken& problem : not_taken) {
+    if (std::any_of(problem.flags.begin(), problem.flags.end(), on_command_line)) {
+      throw UsageError(problem.reason);
+    }
     for (const Declarations::Entry& entry : declared_entries()) {
-      const bool concerned =
-          std::find(problem.flags.begin(), problem.flags.end(), entry.flag) != problem.flags.end();
-      if (!concerned || !from_file(entry.flag)) continue;
+      if (std::find(problem.flags.begin(), problem.flags.end(), entry.flag) ==
+          problem.flags.end()) {
+        continue;
+      }
       entry.copy(options, before);
       options.left_out[entry.key] = problem.reason;
     }

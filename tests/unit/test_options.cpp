@@ -225,6 +225,26 @@ TEST(Options, AConfigFileLeavesOutWhatTheAlgorithmDoesNotTake) {
   fs::remove(cfg);
 }
 
+// Given is what the parser counted, not a value apart from the default: an option at its default
+// value is refused on the command line and left out of a file for an algorithm that does not take
+// it; a flag set false is not given.
+TEST(Options, AnOptionGivenAtItsDefaultIsStillGiven) {
+  EXPECT_NE(usage_error({"--algo", "dense", "--powersgd-rank", "1"})
+                .find("--powersgd-rank and --powersgd-start-iter apply to --algo powersgd"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--algo", "sgp", "--osgp-overlap", "bounded-staleness"})
+                .find("--osgp-overlap, --max-staleness and --synch-freq apply to --algo osgp"),
+            std::string::npos);
+  const fs::path cfg =
+      write_config("commsgd_options_defaults.toml",
+                   "qsgd-levels = 4\nbarrier-before-communicate = false\nmax-staleness = 1\n");
+  const Options dense = parse({"--config", cfg.string(), "--algo", "osgp"});
+  EXPECT_EQ(dense.left_out.count("qsgd_levels"), 1u);
+  EXPECT_EQ(dense.left_out.count("max_staleness"), 0u);  // osgp takes it
+  EXPECT_EQ(dense.left_out.count("barrier_before_communicate"), 0u);
+  fs::remove(cfg);
+}
+
 // On the command line an option the algorithm does not take is refused, the file's or not: it was
 // given for this run.
 TEST(Options, TheCommandLineStillRefusesWhatTheAlgorithmDoesNotTake) {
