@@ -8,6 +8,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -975,7 +976,10 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   if (check_build) return ParseOutcome::check_build;
   if (version) return ParseOutcome::version;
   leave_out_options_not_taken(app, before, options);
-  validate(options);
+  validate(options, [&app](std::string_view flag) {
+    const CLI::Option* option = app.get_option_no_throw(std::string(flag));
+    return option != nullptr && option->count() > 0;
+  });
   return check_data ? ParseOutcome::check_data : ParseOutcome::run;
 }
 
@@ -1023,7 +1027,26 @@ double warmup_start_fraction(const Options& o, int workers) {
   return o.warmup_start == WarmupStart::lr_over_workers ? 1.0 / workers : 0.0;
 }
 
+namespace {
+
+// Given when its recorded value differs from the default's: for options built in code.
+algorithms::OptionGiven set_apart_from_default(const Options& o) {
+  return [&o](std::string_view flag) {
+    static const Options defaults;
+    for (const Declarations::Entry& entry : declared_entries()) {
+      if (entry.flag == flag) return entry.value(o) != entry.value(defaults);
+    }
+    throw std::logic_error("set_apart_from_default: no option " + std::string(flag));
+  };
+}
+
+}  // namespace
+
 void validate(const Options& o) {
+  validate(o, set_apart_from_default(o));
+}
+
+void validate(const Options& o, const algorithms::OptionGiven& given) {
   algorithm_config(o);  // refuses what the algorithm does not take, and what does not go together
   if (!std::regex_match(o.device, std::regex("auto|cpu|cuda(:[0-9]{1,4})?"))) {
     throw UsageError("--device " + o.device + ": expected auto, cpu, cuda or cuda:N");
@@ -1035,13 +1058,13 @@ void validate(const Options& o) {
   if (dataset.from_path && o.data_path.empty()) {
     throw UsageError("--data-path is required with --dataset " + o.dataset);
   }
-  if (!o.csv_shape.empty() && !takes_option(dataset, "--csv-shape")) {
+  if (given("--csv-shape") && !takes_option(dataset, "--csv-shape")) {
     throw UsageError("--csv-shape applies to --dataset " + data::datasets_taking("--csv-shape") +
                      " only");
   }
-  if (o.crop_fill == CropFill::black && !takes_option(dataset, "--crop-fill")) {
-    throw UsageError("--crop-fill black applies to --dataset " +
-                     data::datasets_taking("--crop-fill") + " only");
+  if (given("--crop-fill") && !takes_option(dataset, "--crop-fill")) {
+    throw UsageError("--crop-fill applies to --dataset " + data::datasets_taking("--crop-fill") +
+                     " only");
   }
   const ModelRow& model = named_row(model_table(), o.model);
   const bool language_model = model.input == ModelInput::tokens;
@@ -1062,10 +1085,10 @@ void validate(const Options& o) {
   if (model.from_file && o.model_file.empty()) {
     throw UsageError("--model " + o.model + " needs --model-file PATH (a TorchScript file)");
   }
-  if (!model.from_file && !o.model_file.empty()) {
+  if (!model.from_file && given("--model-file")) {
     throw UsageError("--model-file applies to --model torchscript, not --model " + o.model);
   }
-  if ((o.zero_init_residual || o.fc_init_std > 0) && !model.residual) {
+  if ((o.zero_init_residual || given("--fc-init-std")) && !model.residual) {
     throw UsageError("--zero-init-residual and --fc-init-std apply to the ResNets, not --model " +
                      o.model);
   }
@@ -1075,10 +1098,11 @@ void validate(const Options& o) {
   if (language_model != dataset.text) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");
   }
-  if ((o.image_size != 0 || o.loader_threads != 0 || o.image_squash != 0 ||
-       o.val_crop_fraction != Options{}.val_crop_fraction ||
-       o.resized_crop != Options{}.resized_crop) &&
-      !takes_option(dataset, "--image-size")) {
+  const bool image_options = std::ranges::any_of(
+      std::initializer_list<std::string_view>{"--image-size", "--image-squash", "--resized-crop",
+                                              "--val-crop-fraction", "--loader-threads"},
+      given);
+  if (image_options && !takes_option(dataset, "--image-size")) {
     throw UsageError(
         "--image-size, --image-squash, --resized-crop, --val-crop-fraction and --loader-threads "
         "apply to --dataset " +

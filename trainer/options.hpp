@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/catalog.hpp"
 #include "trainer/choices.hpp"
 #include "trainer/comm_timeout.hpp"
 #include "trainer/data/dataset.hpp"
@@ -245,8 +246,12 @@ algorithms::AlgorithmConfig algorithm_config(const Options& options);
 // zero, 1/P for lr-over-workers).
 double warmup_start_fraction(const Options& options, int workers);
 
-// Checks that need several options together; throws UsageError.
+// Checks that need several options together; throws UsageError. An option only some data sets or
+// models take is refused where it was `given` (commsgd-train: what its parser counted, so an
+// option at its default value counts; a flag written false asks for nothing); without `given`,
+// where its value differs from the default (options built in code).
 void validate(const Options& options);
+void validate(const Options& options, const algorithms::OptionGiven& given);
 
 // A hash of the options that change what a run computes (those declared with Hash::yes): a
 // checkpoint is resumed only by a run with the same.
