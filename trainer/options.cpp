@@ -870,6 +870,14 @@ algorithms::AlgorithmConfig unresolved_config(const Options& o) {
   return c;
 }
 
+// Given: the options CLI11 counted, on the command line or in the config file.
+algorithms::OptionGiven counted_by(const CLI::App& app) {
+  return [&app](std::string_view flag) {
+    const CLI::Option* option = app.get_option_no_throw(std::string(flag));
+    return option != nullptr && option->count() > 0;
+  };
+}
+
 // A config file may hold the options of several algorithms, so that a paper's config runs every
 // algorithm the paper compares (--config sgp/imagenet-resnet50.toml --algo dense). An option the
 // file sets that --algo does not take is left out, put back as it was before the parse, and noted
@@ -877,14 +885,9 @@ algorithms::AlgorithmConfig unresolved_config(const Options& o) {
 // this run. Given is what CLI11 counted, so an option given at its default value counts too.
 void leave_out_options_not_taken(const CLI::App& app, const Options& before, Options& options) {
   options.left_out.clear();
-  const algorithms::AlgorithmConfig config = unresolved_config(options);
-  const auto given = [&](std::string_view flag) {
-    const CLI::Option* option = app.get_option_no_throw(std::string(flag));
-    return option != nullptr && option->count() > 0;
-  };
   // --algo's check has let only the table's algorithms through, so this does not throw.
   const std::vector<algorithms::OptionNotTaken> not_taken =
-      algorithms::options_not_taken(config, given);
+      algorithms::options_not_taken(unresolved_config(options), counted_by(app));
   // CLI11 lists what the command line gave in parse_order(); an option the config file set has
   // results but is not listed there. (Nor is one an environment variable set, --network's, which
   // every algorithm takes.)
@@ -976,10 +979,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   if (check_build) return ParseOutcome::check_build;
   if (version) return ParseOutcome::version;
   leave_out_options_not_taken(app, before, options);
-  validate(options, [&app](std::string_view flag) {
-    const CLI::Option* option = app.get_option_no_throw(std::string(flag));
-    return option != nullptr && option->count() > 0;
-  });
+  validate(options, counted_by(app));
   return check_data ? ParseOutcome::check_data : ParseOutcome::run;
 }
 
