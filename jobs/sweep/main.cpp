@@ -107,6 +107,10 @@ std::string quoted(const std::vector<std::string>& cmd) {
   return line;
 }
 
+// The words a dry run writes where a job id goes, then replaces by a shell variable.
+const std::string kCheckIdWord = "CHECK_JOB_ID";
+const std::string kArrayIdsWord = "ARRAY_JOB_IDS";
+
 // A dry run's line with `placeholder` (a plain word, left unquoted) replaced by shell variables:
 // quoting them would keep the shell from expanding the ids they hold.
 std::string expand_placeholder(std::string line, const std::string& placeholder,
@@ -220,7 +224,7 @@ int run_submit(Settings s) {
         "are cancelled if one has a bad file (its log: {})\n",
         check.points.size(), (sweep.out.dir / "logs" / "check_*.out").string());
     if (s.dry_run) {
-      check_id = "CHECK_JOB_ID";
+      check_id = kCheckIdWord;
       fmt::print("check=$({})\n", quoted(cmd));
     } else {
       check_id = submit(cmd).id;
@@ -239,8 +243,7 @@ int run_submit(Settings s) {
                    : "");
     if (s.dry_run) {
       ids.push_back(fmt::format("${{array_{}}}", i));
-      fmt::print("array_{}=$({})\n", i,
-                 expand_placeholder(quoted(cmd), "CHECK_JOB_ID", "${check}"));
+      fmt::print("array_{}=$({})\n", i, expand_placeholder(quoted(cmd), kCheckIdWord, "${check}"));
     } else {
       ids.push_back(submit(cmd).id);
       fmt::print("submitted job array {}\n", ids.back());
@@ -251,8 +254,8 @@ int run_submit(Settings s) {
     std::string after;
     for (const std::string& id : ids) after += (after.empty() ? "" : ":") + id;
     fmt::print("{}\n", expand_placeholder(quoted(merge_command(sweep.config, sweep.out, s.tools,
-                                                               {"ARRAY_JOB_IDS"}, false)),
-                                          "ARRAY_JOB_IDS", after));
+                                                               {kArrayIdsWord}, false)),
+                                          kArrayIdsWord, after));
     return 0;
   }
   const std::vector<std::string> merge =
