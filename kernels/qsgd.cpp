@@ -1,13 +1,15 @@
 #include "kernels/qsgd.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace commsgd::kernels {
 namespace {
 
-// SplitMix64's finalizer: a well-mixed 64-bit value for every input.
+// SplitMix64's finalizer: a well-mixed 64-bit value for every input (the keys).
 std::uint64_t mix(std::uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
@@ -16,17 +18,49 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A uniform draw in [0, 1) for entry i under `key`: 24 bits, a float's mantissa.
-float uniform(std::uint64_t key, std::size_t i) {
-  const std::uint64_t bits = mix(key + 0x9e3779b97f4a7c15ULL * (static_cast<std::uint64_t>(i) + 1));
-  return static_cast<float>(bits >> 40) * 0x1.0p-24f;
+// A 32-bit bijection in which every output bit depends on every input bit (the "lowbias32"
+// constants of Wellons' hash search): the draws, in 32-bit lanes the compiler vectorizes.
+std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  return x ^ (x >> 16);
+}
+
+// A uniform draw in [0, 1) for entry i under `key`: 24 bits, a float's mantissa. One round of the
+// hash: over a key drawn at random every entry's draw is exactly uniform (i + low half is), and
+// the high half mixed in after keeps two keys' streams from being shifts of one another. (A
+// second round cost the encoding about half again, measured.)
+float uniform(std::uint64_t key, std::uint32_t i) {
+  const std::uint32_t bits =
+      mix32(i + static_cast<std::uint32_t>(key)) ^ static_cast<std::uint32_t>(key >> 32);
+  return static_cast<float>(static_cast<std::int32_t>(bits >> 8)) * 0x1.0p-24f;
 }
 
 void check(std::size_t entries, unsigned levels, std::size_t words) {
-  if (levels == 0) throw std::invalid_argument("qsgd: levels must be >= 1");
+  if (levels == 0 || levels > std::numeric_limits<std::int32_t>::max() / 2) {
+    throw std::invalid_argument("qsgd: levels must be >= 1 and < 2^30");
+  }
   if (words != qsgd_words(entries, levels)) {
     throw std::invalid_argument("qsgd: the code is not qsgd_words(entries, levels) words");
   }
+}
+
+// Σ v_i² in double, eight running sums so that no addition waits for the one before it.
+double squared_norm(std::span<const float> v) {
+  constexpr std::size_t kLanes = 8;
+  double lanes[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= v.size(); i += kLanes) {
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      lanes[l] += static_cast<double>(v[i + l]) * static_cast<double>(v[i + l]);
+    }
+  }
+  double sum = 0;
+  for (; i < v.size(); ++i) sum += static_cast<double>(v[i]) * static_cast<double>(v[i]);
+  for (const double lane : lanes) sum += lane;
+  return sum;
 }
 
 }  // namespace
@@ -35,30 +69,37 @@ std::uint64_t qsgd_key(std::uint64_t seed, std::uint64_t stream) {
   return mix(mix(seed) ^ (stream + 0x632be59bd9b4e019ULL));
 }
 
+// On x86-64 also built for AVX2, which the loader takes where the CPU has it (GCC's function
+// multi-versioning): 32-bit multiplies eight at a time, the hash's cost. The same operations in
+// either, and no FMA in either, so the same codes.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 float qsgd_encode(std::span<const float> v, unsigned levels, std::uint64_t key, std::size_t first,
                   std::span<std::uint64_t> code) {
   check(v.size(), levels, code.size());
-  double squares = 0;
-  for (const float x : v) squares += static_cast<double>(x) * x;
-  const auto norm = static_cast<float>(std::sqrt(squares));
-  if (norm == 0) {
-    for (std::uint64_t& word : code) word = 0;
-    return 0;
-  }
+  std::fill(code.begin(), code.end(), 0);
+  const auto norm = static_cast<float>(std::sqrt(squared_norm(v)));
+  if (norm == 0) return 0;
   const unsigned bits = qsgd_code_bits(levels);
-  const std::size_t per_word = qsgd_codes_per_word(levels);
+  const std::size_t words = code.size();
   const float to_levels = static_cast<float>(levels) / norm;
-  // Word by word, each code shifted in above the last: no division an entry.
-  for (std::size_t w = 0, j = 0; w < code.size(); ++w) {
-    const std::size_t end = std::min(j + per_word, v.size());
-    std::uint64_t word = 0;
-    for (unsigned shift = 0; j < end; ++j, shift += bits) {
-      const float a = std::fabs(v[j]) * to_levels;  // in [0, s]
-      const float floor = std::floor(a);
-      const auto level = static_cast<std::uint64_t>(floor) + (uniform(key, first + j) < a - floor);
-      word |= (level << 1 | static_cast<std::uint64_t>(std::signbit(v[j]))) << shift;
+  const auto top = static_cast<std::int32_t>(levels);
+  // Field by field: entries f·W .. f·W + W − 1 into bits [b·f, b·f + b) of words 0 .. W − 1.
+  for (std::size_t begin = 0, shift = 0; begin < v.size(); begin += words, shift += bits) {
+    const std::size_t count = std::min(words, v.size() - begin);
+    const float* in = v.data() + begin;
+    // Entry indices in 32 bits, as the draws take them: a 64-bit counter costs the loop shuffles.
+    auto i = static_cast<std::uint32_t>(first + begin);
+    for (std::size_t w = 0; w < count; ++w, ++i) {
+      const float a = std::fabs(in[w]) * to_levels;     // in [0, s], up to rounding
+      const auto floor = static_cast<std::int32_t>(a);  // a >= 0: truncation is the floor
+      const bool up = uniform(key, i) < a - static_cast<float>(floor);
+      // At most s: |v_i| = ‖v‖ can round to a hair above s, and s + 1 would not fit the field.
+      const std::int32_t level = std::min(floor + static_cast<std::int32_t>(up), top);
+      const std::uint32_t sign = std::bit_cast<std::uint32_t>(in[w]) >> 31;
+      code[w] |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(level) << 1 | sign) << shift;
     }
-    code[w] = word;
   }
   return norm;
 }
@@ -67,15 +108,17 @@ void qsgd_decode_add(std::span<const std::uint64_t> code, unsigned levels, float
                      std::span<float> out) {
   check(out.size(), levels, code.size());
   const unsigned bits = qsgd_code_bits(levels);
-  const std::size_t per_word = qsgd_codes_per_word(levels);
+  const std::size_t words = code.size();
   const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
   const float step = scale * norm / static_cast<float>(levels);
-  for (std::size_t w = 0, j = 0; w < code.size(); ++w) {
-    const std::size_t end = std::min(j + per_word, out.size());
-    for (std::uint64_t word = code[w]; j < end; ++j, word >>= bits) {
-      // ±1 from the sign bit by arithmetic: random signs would mispredict a branch half the time.
-      const float sign = 1.0f - 2.0f * static_cast<float>(word & 1);
-      out[j] += static_cast<float>((word & mask) >> 1) * step * sign;
+  for (std::size_t begin = 0, shift = 0; begin < out.size(); begin += words, shift += bits) {
+    const std::size_t count = std::min(words, out.size() - begin);
+    float* to = out.data() + begin;
+    for (std::size_t w = 0; w < count; ++w) {
+      const auto field = static_cast<std::uint32_t>((code[w] >> shift) & mask);
+      const float magnitude = static_cast<float>(static_cast<std::int32_t>(field >> 1)) * step;
+      // The sign bit moved onto the float's: random signs would mispredict a branch half the time.
+      to[w] += std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) ^ (field << 31));
     }
   }
 }

@@ -10,13 +10,18 @@ namespace commsgd::kernels {
 // entries to s levels: entry i becomes ‖v‖₂ · sign(v_i) · ℓ_i / s, where ℓ_i is ⌊s·|v_i|/‖v‖₂⌋ or
 // one more, the larger with probability s·|v_i|/‖v‖₂ − ⌊s·|v_i|/‖v‖₂⌋, so that E[Q(v)] = v.
 // Each entry travels as its level and a sign bit (set where negative), `qsgd_code_bits(s)` bits,
-// `qsgd_codes_per_word(s)` to a 64-bit word (none straddles two words), entry j of a bucket at
-// bits [b·(j mod c), b·(j mod c) + b) of word ⌊j/c⌋, the level above the sign; the bucket's
-// norm travels beside it as a float.
+// `qsgd_codes_per_word(s)` to a 64-bit word (none straddles two words); the bucket's norm travels
+// beside it as a float.
+//
+// The codes are laid out by field, not by word: a bucket of W = qsgd_words(n, s) words holds
+// entry j in word j mod W, at bits [b·⌊j/W⌋, b·⌊j/W⌋ + b) (b the code's bits). So W consecutive
+// entries share one shift, and encoding and decoding are loops over consecutive entries and words
+// with that one shift, which the compiler vectorizes (and a GPU thread a word reads its entries
+// W apart, coalesced across threads).
 //
 // The random numbers are a function of (key, i) alone, i the entry's index in the whole vector
-// (`first` + j): a rank that draws with the same key again gets the same code, and nothing but
-// the key needs keeping between steps.
+// (`first` + j, taken modulo 2³²): a rank that draws with the same key again gets the same code,
+// and nothing but the key needs keeping between steps.
 constexpr unsigned qsgd_code_bits(unsigned levels) {  // 1 + the bits of s
   unsigned bits = 1;
   for (unsigned s = levels; s > 0; s >>= 1) ++bits;

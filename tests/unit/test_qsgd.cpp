@@ -86,6 +86,40 @@ TEST(Qsgd, UnbiasedAndWithinThePapersVarianceBound) {
   }
 }
 
+// The layout by field: a bucket of 21 entries at 16 levels (6-bit codes, 10 to a word) is 3
+// words, entry j in word j mod 3 at bits 6·⌊j/3⌋; one entry of level 16 at a time shows where.
+TEST(Qsgd, EntryJIsInWordJModWAtFieldJOverW) {
+  for (std::size_t j = 0; j < 21; ++j) {
+    std::vector<float> v(21, 0.0f);
+    v[j] = -1.0f;  // ‖v‖ = 1: level s exactly, sign set
+    std::vector<std::uint64_t> code(qsgd_words(v.size(), 16));
+    ASSERT_EQ(code.size(), 3u);
+    qsgd_encode(v, 16, 7, 0, code);
+    for (std::size_t w = 0; w < code.size(); ++w) {
+      const std::uint64_t expected = w == j % 3 ? std::uint64_t{16 << 1 | 1} << (6 * (j / 3)) : 0;
+      EXPECT_EQ(code[w], expected) << "entry " << j << ", word " << w;
+    }
+  }
+}
+
+// A bucket with one nonzero entry has s·|v_i|/‖v‖ = s up to rounding, and for some values the
+// product rounds up a unit in the last place: at s = 2²⁰ − 1 that unit is 1/16, so about one
+// draw in 16 would give level s + 1, which does not fit the field and would wipe the entry. The
+// level stays at most s: every key decodes v back.
+TEST(Qsgd, ALevelNeverPassesS) {
+  constexpr unsigned kLevels = (1u << 20) - 1;  // 21-bit codes: 20 for the level
+  const auto s = static_cast<float>(kLevels);
+  float x = 1.0f;
+  while (x * (s / x) <= s) x = std::nextafter(x, 2.0f);  // the first x whose product rounds up
+  ASSERT_LT(x, 2.0f);
+  for (const float value : {x, -x}) {
+    for (std::uint64_t key = 0; key < 256; ++key) {
+      const std::vector<float> back = decoded(std::vector<float>{value}, kLevels, key);
+      ASSERT_NEAR(back[0], value, 1e-6f * x) << "key " << key;
+    }
+  }
+}
+
 TEST(Qsgd, RefusesNoLevelsAndACodeOfAnotherSize) {
   std::vector<float> v(10, 1.0f);
   std::vector<std::uint64_t> code(1);
