@@ -8,6 +8,7 @@
 #include "algorithms/comm/mpi_library.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/simd_path.hpp"
+#include "trainer/git_revision.hpp"
 
 namespace commsgd::trainer {
 
@@ -19,7 +20,7 @@ std::vector<std::string> build_report(bool run_time) {
   constexpr bool nccl = false;
 #endif
   std::vector<std::string> lines = {
-      fmt::format("commsgd-train {}", COMMSGD_GIT_REVISION),
+      fmt::format("commsgd-train {}", git_revision()),
       fmt::format("LibTorch: {}, {}", TORCH_VERSION,
                   at::hasCUDA() ? "with CUDA" : "CPU only (--device cuda is not available)"),
       fmt::format("CUDA kernels: {}", kernels::ops::cuda_built() ? "built" : "not built"),

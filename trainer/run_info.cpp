@@ -11,6 +11,7 @@
 
 #include "analysis/record/peer_failures.hpp"
 #include "common/stable_hash.hpp"
+#include "trainer/git_revision.hpp"
 
 extern char** environ;
 
@@ -91,7 +92,7 @@ record::RunInfo make_run_info(const Options& o, const std::string& device, int w
   outside.insert(outside.end(), {"network_environment", "parameters"});
   config["not_in_configuration"] = outside;
   info.config_json = config.dump();
-  info.git_revision = COMMSGD_GIT_REVISION;
+  info.git_revision = git_revision();
   info.host = host_name();
   info.slurm_job_id = env("SLURM_JOB_ID");
   info.slurm_array_job_id = env("SLURM_ARRAY_JOB_ID");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "algorithms/stopwatch.hpp"
+#include "trainer/git_revision.hpp"
 
 namespace commsgd::bench {
 namespace {
@@ -45,7 +46,7 @@ record::BenchRow bench_row(const std::string& suite, const std::string& name,
                            const nlohmann::json& params, double value, const std::string& unit) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  return {suite, name, params.dump(), value, unit, host, machine().dump(), COMMSGD_GIT_REVISION};
+  return {suite, name, params.dump(), value, unit, host, machine().dump(), git_revision()};
 }
 
 void record_bench(const std::string& db, const std::vector<record::BenchRow>& rows) {
