@@ -26,7 +26,7 @@ CREATE TABLE runs (
   exit_reason         TEXT,                 -- free text: error message, signal, 'max epochs'
   -- what was run
   algo                TEXT NOT NULL,        -- --algo: 'dense', 'topk', 'gtopk', 'gaussiank', ...
-  selector            TEXT NOT NULL,        -- sparse family: 'exact', 'gaussian', 'dgc', 'random'; else ''
+  selector            TEXT NOT NULL,        -- sparse family: its --selector (as --help lists); else ''
   aggregation         TEXT NOT NULL,        -- sparse family: 'allgather', 'gtopk'; else ''
   topology            TEXT NOT NULL,
   model               TEXT NOT NULL,
