@@ -15,7 +15,7 @@
 #   DDP               the same dense training, as is, against PyTorch's DistributedDataParallel
 #                     (tests/bench/ddp_baseline.py, Debian's python3-torch), alternated 3 times
 #   PowerSGD          commsgd-train's powersgd against DDP with PyTorch's powerSGD_hook, ResNet-20,
-#                     2 ranks, rank 2 (tests/bench/powersgd_vs_hook.py), alternated 3 times
+#                     2 ranks, rank 2 (tests/bench/powersgd_vs_hook.py), alternated 15 times
 #   loader            the image-folder loader against torchvision's ImageFolder and DataLoader on
 #                     the same ImageNet-sized JPEGs, one core each (loader_vs_torchvision.py)
 # Run it alone on the machine: the figures are times. --tables-only: only write the page again
