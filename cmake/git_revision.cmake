@@ -9,10 +9,14 @@ execute_process(COMMAND git describe --always --dirty --abbrev=12
 if(NOT revision)
   set(revision "unknown")
 endif()
-set(text "// Written at build time by cmake/git_revision.cmake.\n#include \"trainer/git_revision.hpp\"\n\nconst char* commsgd::git_revision() { return \"${revision}\"; }\n")
+string(CONCAT text
+  "// Written at build time by cmake/git_revision.cmake.\n"
+  "#include \"trainer/git_revision.hpp\"\n\n"
+  "const char* commsgd::git_revision() { return \"${revision}\"; }\n")
+set(old "")
 if(EXISTS "${OUTPUT}")
   file(READ "${OUTPUT}" old)
 endif()
-if(NOT old STREQUAL text)
+if(NOT "${old}" STREQUAL "${text}")
   file(WRITE "${OUTPUT}" "${text}")
 endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # commsgd-train --version and --check-build against the build: the source tree's commit (as the
-# build wrote it, so a commit after configuring is named too), the LibTorch version CMake found, the CUDA kernels and NCCL as CMake found them, the MPI library mpirun
-# belongs to, and the SIMD path of gTop-k's merge as this CPU has it; one rank prints under mpirun.
+# build wrote it, so a commit after configuring is named too), the LibTorch version CMake found,
+# the CUDA kernels and NCCL as CMake found them, the MPI library mpirun belongs to, and the SIMD
+# path of gTop-k's merge as this CPU has it; one rank prints under mpirun.
 #   version.sh COMMSGD_TRAIN MPIRUN SOURCE_DIR TORCH_VERSION CUDA_KERNELS(built|not built) NCCL(built|not built)
 set -euo pipefail
 train=$1 mpirun=$2 source_dir=$3 torch=$4 kernels=$5 nccl=$6
