@@ -1,6 +1,6 @@
 #include "algorithms/catalog.hpp"
 
-#include <initializer_list>
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -68,6 +68,24 @@ std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communica
   return make_engine_backed<Adpsgd>(comm, topology_of(c, comm), c.mixing);
 }
 
+// The options only some algorithms take, as each row lists them. --barrier-before-communicate goes
+// to the rows whose training thread waits for the exchange.
+constexpr std::string_view kBarrier = "--barrier-before-communicate";
+constexpr std::array<std::string_view, 2> kDenseOptions = {"--wire-dtype", kBarrier};
+constexpr std::array<std::string_view, 5> kSparseOptions = {
+    "--selector", "--aggregation", "--grad-stats-every", "--norm-study-every", kBarrier};
+constexpr std::array<std::string_view, 1> kSignOptions = {kBarrier};
+constexpr std::array<std::string_view, 3> kQsgdOptions = {"--qsgd-levels", "--qsgd-bucket",
+                                                          kBarrier};
+constexpr std::array<std::string_view, 3> kPowerSgdOptions = {"--powersgd-rank",
+                                                              "--powersgd-start-iter", kBarrier};
+constexpr std::array<std::string_view, 2> kSgpOptions = {"--topology", kBarrier};
+constexpr std::array<std::string_view, 4> kOsgpOptions = {"--topology", "--osgp-overlap",
+                                                          "--max-staleness", "--synch-freq"};
+constexpr std::array<std::string_view, 3> kDpsgdOptions = {"--topology", "--gossip-mixing",
+                                                           kBarrier};
+constexpr std::array<std::string_view, 2> kAdpsgdOptions = {"--topology", "--gossip-mixing"};
+
 ExtensionTable<AlgorithmRow>& rows() {
   static ExtensionTable<AlgorithmRow> table(
       "--algo", "algorithm",
@@ -78,6 +96,7 @@ ExtensionTable<AlgorithmRow>& rows() {
                "allreduce of the whole gradient in buckets, overlapped with backward (S-SGD)",
            .traffic = Traffic::bucketed_allreduce,
            .overlap = Overlap::with_backward,
+           .own_options = kDenseOptions,
            .make = make_dense},
           {.name = "topk",
            .family = Family::sparse,
@@ -85,6 +104,7 @@ ExtensionTable<AlgorithmRow>& rows() {
            .selector = "exact",
            .aggregation = "allgather",
            .traffic = Traffic::of_aggregation,
+           .own_options = kSparseOptions,
            .make = make_sparse},
           {.name = "gtopk",
            .family = Family::sparse,
@@ -92,6 +112,7 @@ ExtensionTable<AlgorithmRow>& rows() {
            .selector = "exact",
            .aggregation = "gtopk",
            .traffic = Traffic::of_aggregation,
+           .own_options = kSparseOptions,
            .make = make_sparse},
           {.name = "gaussiank",
            .family = Family::sparse,
@@ -99,60 +120,62 @@ ExtensionTable<AlgorithmRow>& rows() {
            .selector = "gaussian",
            .aggregation = "allgather",
            .traffic = Traffic::of_aggregation,
+           .own_options = kSparseOptions,
            .make = make_sparse},
           {.name = "signsgd",
            .family = Family::compressed,
            .summary = "one bit a gradient entry, its sign; the update is the ranks' majority vote",
            .traffic = Traffic::allgathered_signs,
+           .own_options = kSignOptions,
            .make = make_signsgd},
           {.name = "ef-signsgd",
            .family = Family::compressed,
            .summary = "signs scaled by each tensor's mean |entry|, with error feedback",
            .traffic = Traffic::allgathered_signs,
+           .own_options = kSignOptions,
            .make = make_ef_signsgd},
           {.name = "qsgd",
            .family = Family::compressed,
            .summary =
                "each entry stochastically rounded to s levels of its bucket's norm, unbiased",
-           .takes_levels = true,
            .traffic = Traffic::allgathered_levels,
+           .own_options = kQsgdOptions,
            .make = make_qsgd},
           {.name = "powersgd",
            .family = Family::compressed,
            .summary = "each weight matrix as rank-r factors P, Q, two allreduces; error feedback",
-           .takes_low_rank = true,
            .traffic = Traffic::allreduced_factors,
+           .own_options = kPowerSgdOptions,
            .make = make_powersgd},
           {.name = "sgp",
            .family = Family::gossip,
            .summary = "push-sum: a share of (params, weight) to out-peers of a directed graph",
            .topology = "exponential",
-           .rounds_block_training = true,
            .traffic = Traffic::push_to_peers,
+           .own_options = kSgpOptions,
            .make = make_sgp},
           {.name = "osgp",
            .family = Family::gossip,
            .summary = "sgp with the exchange on a communication thread (bounded staleness)",
            .topology = "exponential",
-           .takes_overlap = true,
            .traffic = Traffic::push_to_peers,
            .overlap = Overlap::with_step,
+           .own_options = kOsgpOptions,
            .make = make_osgp},
           {.name = "dpsgd",
            .family = Family::gossip,
            .summary = "neighbour averaging of the parameters every iteration",
            .topology = "bipartite-exponential",
-           .takes_directed_mixing = true,
-           .rounds_block_training = true,
            .traffic = Traffic::neighbour_average,
+           .own_options = kDpsgdOptions,
            .make = make_dpsgd},
           {.name = "adpsgd",
            .family = Family::gossip,
            .summary = "asynchronous pairwise averaging on a gossip thread",
            .topology = "bipartite-exponential",
-           .takes_directed_mixing = true,
            .traffic = Traffic::pairwise_average,
            .overlap = Overlap::with_step,
+           .own_options = kAdpsgdOptions,
            .make = make_adpsgd},
       });
   return table;
@@ -162,15 +185,6 @@ std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
   return text;
-}
-
-// "--algo a, --algo b": the rows that take an option only some rows take.
-std::string rows_taking(bool AlgorithmRow::*takes) {
-  std::string which;
-  for (const AlgorithmRow& row : rows()) {
-    if (row.*takes) which += (which.empty() ? "--algo " : ", --algo ") + std::string(row.name);
-  }
-  return which;
 }
 
 }  // namespace
@@ -257,86 +271,13 @@ std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config) {
 std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config,
                                               const OptionGiven& given) {
   const AlgorithmRow& row = find_algorithm(config.algo);
-  std::vector<OptionNotTaken> found;
-  // `option` (the options as the reason names them) applies to `which`, not to this row; `flags`
-  // are those of them given.
-  const auto refuse = [&](std::vector<std::string> flags, const std::string& option,
-                          const std::string& which) {
-    const bool several = option.find(" and ") != std::string::npos;
-    found.push_back({std::move(flags), option + (several ? " apply to " : " applies to ") + which +
-                                           ", not --algo " + config.algo});
-  };
-  // "the sparse algorithms (topk, gtopk, gaussiank)", or "--algo dense" for a family of one.
-  const auto family_text = [](Family family) {
-    const std::vector<std::string> names = algorithm_names(family);
-    return names.size() == 1
-               ? "--algo " + names[0]
-               : "the " + std::string(family_name(family)) + " algorithms (" + joined(names) + ")";
-  };
-  // Of `flags`, those given.
-  const auto those_given = [&](std::initializer_list<const char*> flags) {
-    std::vector<std::string> list;
-    for (const char* flag : flags) {
-      if (given(flag)) list.emplace_back(flag);
-    }
-    return list;
-  };
-
-  if (row.family != Family::sparse) {
-    if (auto flags = those_given({"--selector", "--aggregation"}); !flags.empty()) {
-      refuse(std::move(flags), "--selector and --aggregation", family_text(Family::sparse));
-    }
-  }
-  if (row.family != Family::gossip && given("--topology")) {
-    refuse({"--topology"}, "--topology", family_text(Family::gossip));
-  }
-  if (given("--gossip-mixing") && !row.takes_directed_mixing) {
-    refuse({"--gossip-mixing"},
-           config.mixing == GossipMixing::directed ? "--gossip-mixing directed" : "--gossip-mixing",
-           rows_taking(&AlgorithmRow::takes_directed_mixing));
-  }
-  if (!row.takes_overlap) {
-    if (auto flags = those_given({"--osgp-overlap", "--max-staleness", "--synch-freq"});
-        !flags.empty()) {
-      refuse(std::move(flags), "--osgp-overlap, --max-staleness and --synch-freq",
-             rows_taking(&AlgorithmRow::takes_overlap));
-    }
-  }
-  if (!row.takes_low_rank) {
-    if (auto flags = those_given({"--powersgd-rank", "--powersgd-start-iter"}); !flags.empty()) {
-      refuse(std::move(flags), "--powersgd-rank and --powersgd-start-iter",
-             rows_taking(&AlgorithmRow::takes_low_rank));
-    }
-  }
-  if (!row.takes_levels) {
-    if (auto flags = those_given({"--qsgd-levels", "--qsgd-bucket"}); !flags.empty()) {
-      refuse(std::move(flags), "--qsgd-levels and --qsgd-bucket",
-             rows_taking(&AlgorithmRow::takes_levels));
-    }
-  }
-  if (row.family != Family::dense && given("--wire-dtype")) {
-    refuse({"--wire-dtype"}, "--wire-dtype", family_text(Family::dense));
-  }
-  const bool dense_in_one_piece = row.family == Family::dense && config.bucket_bytes == 0;
-  const bool exchange_after_backward =
-      row.family == Family::sparse || row.family == Family::compressed || dense_in_one_piece;
-  // A flag given false asks for nothing.
-  if (given("--barrier-before-communicate") && config.barrier_before_communicate &&
-      !exchange_after_backward && !row.rounds_block_training) {
-    std::string blocking;
-    for (const AlgorithmRow& r : algorithm_table()) {
-      if (r.rounds_block_training) blocking += std::string(", ") + std::string(r.name);
-    }
-    found.push_back(
-        {{"--barrier-before-communicate"},
-         "--barrier-before-communicate applies to the sparse and compressed algorithms, "
-         "dense with --bucket-mb 0" +
-             blocking + "; not --algo " + config.algo +
-             (row.family == Family::dense ? " with buckets" : "")});
-  }
-  for (const char* flag : {"--grad-stats-every", "--norm-study-every"}) {
-    if (given(flag) && row.family != Family::sparse)
-      refuse({flag}, flag, family_text(Family::sparse));
+  std::vector<OptionNotTaken> found = own_options_not_taken(rows(), row, given);
+  // Dense's buckets go out during backward: there is no one exchange to wait for.
+  if (row.family == Family::dense && takes_option(row, kBarrier) && config.bucket_bytes > 0 &&
+      given(kBarrier)) {
+    found.push_back({{std::string(kBarrier)},
+                     std::string(kBarrier) + " applies to --algo " + config.algo +
+                         " with --bucket-mb 0, not with buckets"});
   }
   return found;
 }

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -9,6 +8,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/extension_table.hpp"
+#include "algorithms/own_options.hpp"
 #include "algorithms/traffic.hpp"
 
 namespace commsgd::algorithms {
@@ -32,15 +32,13 @@ struct AlgorithmRow {
   std::string_view selector = {};
   std::string_view aggregation = {};
   std::string_view topology = {};
-  bool takes_directed_mixing = false;  // --gossip-mixing directed
-  bool takes_overlap = false;          // --osgp-overlap, --max-staleness, --synch-freq
-  bool takes_low_rank = false;         // --powersgd-rank, --powersgd-start-iter
-  bool takes_levels = false;           // --qsgd-levels, --qsgd-bucket
-  // --barrier-before-communicate: a gossip row whose rounds the training thread waits for.
-  bool rounds_block_training = false;
   // What an iteration sends and which thread sends it, for commsgd-report's cost model.
   Traffic traffic = Traffic::unstated;
   Overlap overlap = Overlap::none;
+  // The options only some algorithms take that this one does: its family's (--selector, ...,
+  // --topology) and its own (--qsgd-levels, ...); --barrier-before-communicate where the training
+  // thread waits for the exchange (dense only with --bucket-mb 0).
+  OwnOptions own_options = {};
   AlgorithmFactory make = nullptr;  // given the resolved config
 };
 
@@ -67,26 +65,17 @@ std::string_view baseline_algorithm();
 // aggregation.
 Traffic traffic_of(const AlgorithmRow& row, std::string_view aggregation = {});
 
-// An option only some algorithms take, set in a config for an algorithm that does not: the
-// options concerned, by flag (e.g. {"--topology"}), and why, as resolve() refuses them.
-struct OptionNotTaken {
-  std::vector<std::string> flags;
-  std::string reason;  // "--topology applies to the gossip algorithms (...), not --algo dense"
-};
-
-// Whether an option, by flag ("--powersgd-rank"), was given for a config.
-using OptionGiven = std::function<bool(std::string_view flag)>;
-
 // Given when its value in `config` (which must outlive the result) differs from
-// AlgorithmConfig's default: for a config built in code. Knows the options options_not_taken asks
-// about; throws std::logic_error for another.
+// AlgorithmConfig's default: for a config built in code. Knows every option a row lists; throws
+// std::logic_error for another.
 OptionGiven set_apart_from_default(const AlgorithmConfig& config);
 
-// The options given for `config` that its algorithm does not take, in the order resolve() checks
-// them. commsgd-train passes what its parser counted, so an option given at its default value
-// counts; without `given`, set_apart_from_default(config). commsgd-train refuses them on its
-// command line but leaves them out of a config file, which may hold the options of several
-// algorithms. Throws UnknownName for an unknown algorithm.
+// The options given for `config` that its algorithm does not take (own_options_not_taken), then
+// --barrier-before-communicate for dense with buckets. commsgd-train passes what its parser
+// counted, so an option given at its default value counts; without `given`,
+// set_apart_from_default(config). commsgd-train refuses them on its command line but leaves them
+// out of a config file, which may hold the options of several algorithms. Throws UnknownName for
+// an unknown algorithm.
 std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config);
 std::vector<OptionNotTaken> options_not_taken(const AlgorithmConfig& config,
                                               const OptionGiven& given);

@@ -22,9 +22,11 @@ class UnknownName : public std::invalid_argument {
 
 // The one way an extension point lists its choices (algorithms, selectors, aggregations, data
 // sets, models): a table of rows, each with at least a `name` (the option's value), a `summary`
-// (one line for --help) and, where the table builds what it names, a factory `make`. The option's
-// choices and help, the error for an unknown name and the tests that build every row all read the
-// table; an extension or a test adds a row before options are parsed.
+// (one line for --help) and, where the table builds what it names, a factory `make`; where only
+// some rows take an option, `own_options` (algorithms/own_options.hpp). The option's choices and
+// help, the error for an unknown name, the checks of which option applies to which row and the
+// tests that build every row all read the table; an extension or a test adds a row before options
+// are parsed.
 template <class Row>
 class ExtensionTable {
  public:
@@ -34,6 +36,7 @@ class ExtensionTable {
     for (const Row& row : rows) add(row);
   }
 
+  const std::string& option() const { return option_; }  // "--selector"
   auto begin() const { return rows_.begin(); }
   auto end() const { return rows_.end(); }
   std::size_t size() const { return rows_.size(); }

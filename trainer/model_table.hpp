@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "algorithms/extension_table.hpp"
+#include "algorithms/own_options.hpp"
 
 namespace commsgd::trainer {
 
@@ -13,8 +14,8 @@ namespace commsgd::trainer {
 enum class ModelInput { features, images, tokens };
 
 // One row per --model value: its name, one line for --help, what it reads (a language model
-// tokens), the smallest image side it takes, whether it is a ResNet (--zero-init-residual,
-// --fc-init-std), and whether it is loaded from --model-file. The option parser and the checks read
+// tokens), the smallest image side it takes, whether it is loaded from --model-file, and the
+// options only it takes (the ResNets' initializations, ...). The option parser and the checks read
 // this table; trainer/models.cpp builds a row's network (a test builds every row). No LibTorch
 // here.
 struct ModelRow {
@@ -22,8 +23,8 @@ struct ModelRow {
   std::string_view summary;
   ModelInput input = ModelInput::images;
   int min_side = 1;
-  bool residual = false;
   bool from_file = false;
+  algorithms::OwnOptions own_options = {};
 };
 
 const algorithms::ExtensionTable<ModelRow>& model_table();

@@ -8,7 +8,6 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -870,11 +869,18 @@ algorithms::AlgorithmConfig unresolved_config(const Options& o) {
   return c;
 }
 
-// Given: the options CLI11 counted, on the command line or in the config file.
-algorithms::OptionGiven counted_by(const CLI::App& app) {
-  return [&app](std::string_view flag) {
+// Given: the options CLI11 counted, on the command line or in the config file, at the values
+// `options` holds; a flag given false asks for nothing.
+algorithms::OptionGiven counted_by(const CLI::App& app, const Options& options) {
+  return [&app, &options](std::string_view flag) {
     const CLI::Option* option = app.get_option_no_throw(std::string(flag));
-    return option != nullptr && option->count() > 0;
+    if (option == nullptr || option->count() == 0) return false;
+    for (const Declarations::Entry& entry : declared_entries()) {
+      if (entry.flag != flag) continue;
+      const nlohmann::json value = entry.value(options);
+      return !value.is_boolean() || value.get<bool>();
+    }
+    return true;
   };
 }
 
@@ -887,7 +893,7 @@ void leave_out_options_not_taken(const CLI::App& app, const Options& before, Opt
   options.left_out.clear();
   // --algo's check has let only the table's algorithms through, so this does not throw.
   const std::vector<algorithms::OptionNotTaken> not_taken =
-      algorithms::options_not_taken(unresolved_config(options), counted_by(app));
+      algorithms::options_not_taken(unresolved_config(options), counted_by(app, options));
   // CLI11 lists what the command line gave in parse_order(); an option the config file set has
   // results but is not listed there. (Nor is one an environment variable set, --network's, which
   // every algorithm takes.)
@@ -979,7 +985,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, Options& options, 
   if (check_build) return ParseOutcome::check_build;
   if (version) return ParseOutcome::version;
   leave_out_options_not_taken(app, before, options);
-  validate(options, counted_by(app));
+  validate(options, counted_by(app, options));
   return check_data ? ParseOutcome::check_data : ParseOutcome::run;
 }
 
@@ -1021,6 +1027,15 @@ const Row& named_row(const algorithms::ExtensionTable<Row>& table, std::string_v
   }
 }
 
+// The first option given for `row` that it does not take is bad input.
+template <class Row>
+void refuse_options_not_taken(const algorithms::ExtensionTable<Row>& table, const Row& row,
+                              const algorithms::OptionGiven& given) {
+  const std::vector<algorithms::OptionNotTaken> not_taken =
+      algorithms::own_options_not_taken(table, row, given);
+  if (!not_taken.empty()) throw UsageError(not_taken.front().reason);
+}
+
 }  // namespace
 
 double warmup_start_fraction(const Options& o, int workers) {
@@ -1058,26 +1073,14 @@ void validate(const Options& o, const algorithms::OptionGiven& given) {
   if (dataset.from_path && o.data_path.empty()) {
     throw UsageError("--data-path is required with --dataset " + o.dataset);
   }
-  if (given("--csv-shape") && !takes_option(dataset, "--csv-shape")) {
-    throw UsageError("--csv-shape applies to --dataset " + data::datasets_taking("--csv-shape") +
-                     " only");
-  }
-  if (given("--crop-fill") && !takes_option(dataset, "--crop-fill")) {
-    throw UsageError("--crop-fill applies to --dataset " + data::datasets_taking("--crop-fill") +
-                     " only");
-  }
+  refuse_options_not_taken(data::dataset_table(), dataset, given);
   const ModelRow& model = named_row(model_table(), o.model);
+  refuse_options_not_taken(model_table(), model, given);
   const bool language_model = model.input == ModelInput::tokens;
-  if (o.eval_windows && !language_model) {
-    throw UsageError("--eval-windows applies to --model lstm only");
-  }
   if (o.eval_windows && o.eval_reset_state) {
     throw UsageError(
         "--eval-windows starts every window from a zero state already: drop "
         "--eval-reset-state");
-  }
-  if (o.eval_reset_state && !language_model) {
-    throw UsageError("--eval-reset-state applies to --model lstm only");
   }
   if (o.eval_model == EvalModel::local && language_model) {
     throw UsageError("--eval-model local applies to the classifiers, not --model " + o.model);
@@ -1085,28 +1088,8 @@ void validate(const Options& o, const algorithms::OptionGiven& given) {
   if (model.from_file && o.model_file.empty()) {
     throw UsageError("--model " + o.model + " needs --model-file PATH (a TorchScript file)");
   }
-  if (!model.from_file && given("--model-file")) {
-    throw UsageError("--model-file applies to --model torchscript, not --model " + o.model);
-  }
-  if ((o.zero_init_residual || given("--fc-init-std")) && !model.residual) {
-    throw UsageError("--zero-init-residual and --fc-init-std apply to the ResNets, not --model " +
-                     o.model);
-  }
-  if (o.uniform_fan_out_init && !model.residual) {
-    throw UsageError("--uniform-fan-out-init applies to the ResNets, not --model " + o.model);
-  }
   if (language_model != dataset.text) {
     throw UsageError("--model lstm and --dataset ptb go together (a language model, and text)");
-  }
-  const bool image_options = std::ranges::any_of(
-      std::initializer_list<std::string_view>{"--image-size", "--image-squash", "--resized-crop",
-                                              "--val-crop-fraction", "--loader-threads"},
-      given);
-  if (image_options && !takes_option(dataset, "--image-size")) {
-    throw UsageError(
-        "--image-size, --image-squash, --resized-crop, --val-crop-fraction and --loader-threads "
-        "apply to --dataset " +
-        data::datasets_taking("--image-size") + " only");
   }
   if (o.checkpoint_dir.empty()) {
     if (o.checkpoint_every > 0) throw UsageError("--checkpoint-every needs --checkpoint-dir");

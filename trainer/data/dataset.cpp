@@ -119,14 +119,6 @@ const algorithms::ExtensionTable<DatasetRow>& dataset_table() {
   return table;
 }
 
-bool takes_option(const DatasetRow& row, std::string_view option) {
-  return std::ranges::find(row.own_options, option) != row.own_options.end();
-}
-
-std::string datasets_taking(std::string_view option) {
-  return dataset_table().choices([&](const DatasetRow& row) { return takes_option(row, option); });
-}
-
 Dataset load_dataset(const DatasetOptions& options) {
   return dataset_table().find(options.kind).make(options);
 }

@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "algorithms/extension_table.hpp"
+#include "algorithms/own_options.hpp"
 #include "trainer/data/text_corpus.hpp"
 
 namespace commsgd::data {
@@ -115,13 +115,9 @@ struct DatasetRow {
   bool from_path = true;
   bool augmented_by_default = false;
   bool text = false;
-  std::span<const std::string_view> own_options = {};  // flags: {"--csv-shape"}
+  algorithms::OwnOptions own_options = {};  // {"--csv-shape"}
 };
 const algorithms::ExtensionTable<DatasetRow>& dataset_table();
-// Whether `row` lists `option` among its own options.
-bool takes_option(const DatasetRow& row, std::string_view option);
-// The data sets that take `option`, "a or b", for the error that says where it applies.
-std::string datasets_taking(std::string_view option);
 
 // The data set of options.kind; throws algorithms::UnknownName for a kind not in the table, and
 // DataError for a problem with its files.
