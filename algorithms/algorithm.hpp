@@ -50,9 +50,9 @@ struct GradStats {
 };
 
 // The gTop-k paper's norm study (--norm-study-every; its code's PROFILING_NORM) at one
-// iteration: how far the aggregated sparse update lands from the dense one. x is the dense
-// aggregate (1/P)·Σ_r acc_r of the same step, u the update the algorithm applied, k the count
-// this rank selected and d the entries.
+// iteration: how far the aggregated update lands from the dense one. x is the dense aggregate
+// (1/P)·Σ_r acc_r of the same step, u the update the algorithm applied, k the entries random-k
+// keeps (algorithms/norm_study.hpp) and d the entries.
 struct NormStudy {
   double dense_norm = 0;         // ‖x‖
   double dense_std = 0;          // the standard deviation of x's entries
@@ -136,8 +136,9 @@ class Algorithm {
   // The measurement the last iteration took, if it took one (sparse family, rank 0, every
   // grad_stats_every iterations); cleared by the call.
   virtual std::optional<GradStats> take_grad_stats() { return std::nullopt; }
-  // Likewise the norm study (sparse family, every norm_study_every iterations: every rank takes
-  // part in its dense allreduce, rank 0 measures).
+  // Likewise the norm study (the algorithms whose update is in gradient units, every
+  // norm_study_every iterations: every rank takes part in its dense allreduce, rank 0 measures;
+  // algorithms/norm_study.hpp).
   virtual std::optional<NormStudy> take_norm_study() { return std::nullopt; }
   // Checkpoints, taken between iterations on every rank: what the algorithm needs besides the
   // parameters to go on as if never stopped (exactly so for the algorithms in lockstep without a

@@ -71,14 +71,16 @@ std::unique_ptr<Algorithm> make_adpsgd(const AlgorithmConfig& c, comm::Communica
 // The options only some algorithms take, as each row lists them. --barrier-before-communicate goes
 // to the rows whose training thread waits for the exchange.
 constexpr std::string_view kBarrier = "--barrier-before-communicate";
+constexpr std::string_view kNormStudy = "--norm-study-every";  // updates in gradient units
 constexpr std::array<std::string_view, 2> kDenseOptions = {"--wire-dtype", kBarrier};
 constexpr std::array<std::string_view, 5> kSparseOptions = {
-    "--selector", "--aggregation", "--grad-stats-every", "--norm-study-every", kBarrier};
+    "--selector", "--aggregation", "--grad-stats-every", kNormStudy, kBarrier};
 constexpr std::array<std::string_view, 1> kSignOptions = {kBarrier};
-constexpr std::array<std::string_view, 3> kQsgdOptions = {"--qsgd-levels", "--qsgd-bucket",
-                                                          kBarrier};
-constexpr std::array<std::string_view, 3> kPowerSgdOptions = {"--powersgd-rank",
-                                                              "--powersgd-start-iter", kBarrier};
+constexpr std::array<std::string_view, 2> kEfSignOptions = {kNormStudy, kBarrier};
+constexpr std::array<std::string_view, 4> kQsgdOptions = {"--qsgd-levels", "--qsgd-bucket",
+                                                          kNormStudy, kBarrier};
+constexpr std::array<std::string_view, 4> kPowerSgdOptions = {
+    "--powersgd-rank", "--powersgd-start-iter", kNormStudy, kBarrier};
 constexpr std::array<std::string_view, 2> kSgpOptions = {"--topology", kBarrier};
 constexpr std::array<std::string_view, 4> kOsgpOptions = {"--topology", "--osgp-overlap",
                                                           "--max-staleness", "--synch-freq"};
@@ -132,7 +134,7 @@ ExtensionTable<AlgorithmRow>& rows() {
            .family = Family::compressed,
            .summary = "signs scaled by each tensor's mean |entry|, with error feedback",
            .traffic = Traffic::allgathered_signs,
-           .own_options = kSignOptions,
+           .own_options = kEfSignOptions,
            .make = make_ef_signsgd},
           {.name = "qsgd",
            .family = Family::compressed,

@@ -160,7 +160,7 @@ def grad_stats(data):
 
 
 def norm_study(data):
-    """The gTop-k paper's norm study: how far the applied sparse update u lands from the dense
+    """The gTop-k paper's norm study: how far the applied update u lands from the dense
     aggregate x of the same step, against keeping k random entries of x and the bound (1-k/d)||x||
     that its code draws (no square root). Left: the distances; right: each divided by ||x||, where
     they differ by a few percent at most when k is a small share of d."""

@@ -685,11 +685,13 @@ void declare_recording_options(Declarations& d) {
       ->check(kNonNegative)
       ->group(rec);
   d.value("--norm-study-every", &Options::norm_study_every,
-          "Sparse algorithms: every N iterations, the gTop-k paper's norm study (its code's "
-          "PROFILING_NORM): also allreduce the dense x = mean of the ranks' g+e, and record "
-          "||x - u|| for the update u applied, ||x - randk(x)|| with as many entries kept "
-          "at random, and the bound (1-k/d)||x|| (table norm_study; 0: never). The extra "
-          "allreduce is not counted in the step's time or bytes")
+          "Sparse algorithms, ef-signsgd, qsgd and powersgd: every N iterations, the gTop-k "
+          "paper's norm study (its code's PROFILING_NORM): also allreduce the dense x = mean of "
+          "the ranks' g+e, and record ||x - u|| for the update u applied, ||x - randk(x)|| with "
+          "k entries kept at random, and the bound (1-k/d)||x|| (table norm_study; 0: never). "
+          "k is the entries a rank selected (sparse), or as many 8-byte index-value pairs as "
+          "the bytes a rank puts into the exchange (compressed: equal-bytes random-k). The "
+          "extra allreduce is not counted in the step's time or bytes")
       .into(&algorithms::AlgorithmConfig::norm_study_every)
       ->check(kNonNegative)
       ->group(rec);

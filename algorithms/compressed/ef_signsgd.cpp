@@ -10,7 +10,9 @@
 namespace commsgd::algorithms {
 
 EfSignSgd::EfSignSgd(comm::Communicator& comm, const AlgorithmConfig& config)
-    : comm_(comm), barrier_(config.barrier_before_communicate) {}
+    : comm_(comm),
+      barrier_(config.barrier_before_communicate),
+      norm_study_(comm, config.norm_study_every, config.seed) {}
 
 void EfSignSgd::set_layout(std::span<const ParameterLayout> layout) {
   const std::size_t entries = layout_entries(layout, "ef-signsgd");
@@ -29,6 +31,9 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
   }
   stats_.entries_sent += g.size();
   stats_.entries_offered += g.size();
+
+  const bool study = norm_study_.due(step_);
+  if (study) norm_study_.take_dense(g, stats_, error_);  // x: the mean of p = g + e
 
   const Stopwatch watch;
   const std::span<float> p(error_);
@@ -53,13 +58,17 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
                          g.subspan(layout_[t].offset, layout_[t].entries()));
     }
   }
+  if (study) norm_study_.study(g, exchange_->bytes_per_rank() / kSparseEntryBytes, step_, stats_);
+  ++step_;
 }
 
 void EfSignSgd::save_state(StateWriter& out) {
+  out.write(step_);
   out.write(std::span<const float>(error_));
 }
 
 void EfSignSgd::load_state(StateReader& in) {
+  step_ = in.read<std::uint64_t>();
   in.read(std::span<float>(error_));
 }
 

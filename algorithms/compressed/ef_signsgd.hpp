@@ -1,10 +1,12 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/compressed/code_allgather.hpp"
+#include "algorithms/norm_study.hpp"
 
 namespace commsgd::algorithms {
 
@@ -20,13 +22,14 @@ namespace commsgd::algorithms {
 // The error is the algorithm's state, kept in checkpoints.
 class EfSignSgd : public Algorithm {
  public:
-  // Uses config.barrier_before_communicate.
+  // Uses config.barrier_before_communicate, norm_study_every and seed.
   EfSignSgd(comm::Communicator& comm, const AlgorithmConfig& config);
 
   void set_layout(std::span<const ParameterLayout> layout) override;
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
+  std::optional<NormStudy> take_norm_study() override { return norm_study_.take(); }
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
 
@@ -38,7 +41,9 @@ class EfSignSgd : public Algorithm {
   std::vector<float> scales_;  // this rank's ‖p_t‖₁ / d_t
   std::vector<float> received_scales_;  // a rank's, as the allgather brought them
   std::optional<CodeAllgather> exchange_;
+  std::uint64_t step_ = 0;  // steps taken, for --norm-study-every
   AlgorithmStats stats_;
+  NormStudyProbe norm_study_;  // --norm-study-every
 };
 
 }  // namespace commsgd::algorithms

@@ -34,7 +34,8 @@ PowerSgd::PowerSgd(comm::Communicator& comm, const AlgorithmConfig& config)
       rank_(static_cast<std::size_t>(config.powersgd_rank)),
       start_iteration_(config.powersgd_start_iter),
       seed_(config.seed),
-      barrier_(config.barrier_before_communicate) {
+      barrier_(config.barrier_before_communicate),
+      norm_study_(comm, config.norm_study_every, config.seed) {
   if (config.powersgd_rank < 1) throw std::invalid_argument("--powersgd-rank: must be > 0");
   if (config.powersgd_start_iter < 0) {
     throw std::invalid_argument("--powersgd-start-iter: must be >= 0");
@@ -93,11 +94,19 @@ void PowerSgd::synchronize_gradients(Buffer<float> grads) {
     comm_.barrier();
     stats_.wait_seconds += watch.seconds();
   }
-  if (iteration_++ < start_iteration_) {
+  const auto iteration = static_cast<std::uint64_t>(iteration_);
+  const bool study = norm_study_.due(iteration);
+  if (study) norm_study_.take_dense(g, stats_, error_);  // x: the mean of M = g + e
+  const bool compressing = iteration_++ >= start_iteration_;
+  if (compressing) {
+    compress(g);
+  } else {
     allreduce(g);
     kernels::scale(g, 1.0f / static_cast<float>(comm_.size()));
-  } else {
-    compress(g);
+  }
+  if (study) {
+    const std::size_t sent = compressing ? compressed_entries() : g.size();
+    norm_study_.study(g, sent * sizeof(float) / kSparseEntryBytes, iteration, stats_);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/norm_study.hpp"
 #include "kernels/low_rank.hpp"
 
 namespace commsgd::algorithms {
@@ -32,7 +33,7 @@ namespace commsgd::algorithms {
 class PowerSgd : public Algorithm {
  public:
   // Uses config.powersgd_rank, powersgd_start_iter, seed (Q's first draw, the same on every
-  // rank) and barrier_before_communicate.
+  // rank), barrier_before_communicate and norm_study_every.
   PowerSgd(comm::Communicator& comm, const AlgorithmConfig& config);
 
   // Throws std::invalid_argument where no parameter is worth compressing at this rank.
@@ -40,6 +41,7 @@ class PowerSgd : public Algorithm {
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
+  std::optional<NormStudy> take_norm_study() override { return norm_study_.take(); }
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
 
@@ -78,6 +80,7 @@ class PowerSgd : public Algorithm {
   long iteration_ = 0;
   bool q_drawn_ = false;  // Q holds a last step's factor to start from
   AlgorithmStats stats_;
+  NormStudyProbe norm_study_;  // --norm-study-every
 };
 
 }  // namespace commsgd::algorithms

@@ -13,7 +13,8 @@ Qsgd::Qsgd(comm::Communicator& comm, const AlgorithmConfig& config)
       levels_(static_cast<unsigned>(config.qsgd_levels)),
       bucket_(static_cast<std::size_t>(config.qsgd_bucket)),
       seed_(config.seed),
-      barrier_(config.barrier_before_communicate) {
+      barrier_(config.barrier_before_communicate),
+      norm_study_(comm, config.norm_study_every, config.seed) {
   if (config.qsgd_levels < 1) throw std::invalid_argument("--qsgd-levels: must be > 0");
   if (config.qsgd_bucket < 1) throw std::invalid_argument("--qsgd-bucket: must be > 0");
 }
@@ -41,6 +42,10 @@ void Qsgd::synchronize_gradients(Buffer<float> grads) {
                         kernels::qsgd_words(std::min(bucket_, g.size() - b * bucket_), levels_));
   };
 
+  const auto iteration = static_cast<std::uint64_t>(step_);
+  const bool study = norm_study_.due(iteration);
+  if (study) norm_study_.take_dense(g, stats_);
+
   const Stopwatch watch;
   const std::uint64_t key = kernels::qsgd_key(
       seed_, static_cast<std::uint64_t>(step_) * static_cast<std::uint64_t>(comm_.size()) +
@@ -61,6 +66,9 @@ void Qsgd::synchronize_gradients(Buffer<float> grads) {
       kernels::qsgd_decode_add(words(b, exchange_->code_of(r)), levels_, their_norms_[b], share,
                                entries(b, g));
     }
+  }
+  if (study) {
+    norm_study_.study(g, exchange_->bytes_per_rank() / kSparseEntryBytes, iteration, stats_);
   }
   ++step_;
 }

@@ -7,6 +7,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/compressed/code_allgather.hpp"
+#include "algorithms/norm_study.hpp"
 
 namespace commsgd::algorithms {
 
@@ -22,12 +23,14 @@ namespace commsgd::algorithms {
 // checkpoints, and a resumed run draws what the run never stopped would have.
 class Qsgd : public Algorithm {
  public:
-  // Uses config.qsgd_levels, qsgd_bucket, seed and barrier_before_communicate.
+  // Uses config.qsgd_levels, qsgd_bucket, seed, barrier_before_communicate and
+  // norm_study_every.
   Qsgd(comm::Communicator& comm, const AlgorithmConfig& config);
 
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
+  std::optional<NormStudy> take_norm_study() override { return norm_study_.take(); }
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
 
@@ -42,6 +45,7 @@ class Qsgd : public Algorithm {
   std::vector<float> norms_, their_norms_;  // a bucket each
   std::int64_t step_ = 0;
   AlgorithmStats stats_;
+  NormStudyProbe norm_study_;  // --norm-study-every
 };
 
 }  // namespace commsgd::algorithms

@@ -21,8 +21,7 @@ SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
       error_feedback_(config.error_feedback),
       grad_stats_every_(config.grad_stats_every),
       barrier_(config.barrier_before_communicate),
-      norm_study_every_(config.norm_study_every),
-      seed_(config.seed) {
+      norm_study_(comm, config.norm_study_every, config.seed) {
   // Preconditions for callers outside the trainer, whose parser checks what a person types.
   if (!(density_ > 0 && density_ <= 1)) {
     throw std::invalid_argument("sparse SGD: the density must be in (0, 1]");
@@ -34,7 +33,7 @@ SparseSgd::SparseSgd(const AlgorithmConfig& config, comm::Communicator& comm)
 
 bool SparseSgd::works_in(kernels::Memory memory) const {
   if (memory == kernels::Memory::host) return true;
-  return selector_->works_in(memory) && grad_stats_every_ == 0 && norm_study_every_ == 0;
+  return selector_->works_in(memory) && grad_stats_every_ == 0 && !norm_study_.enabled();
 }
 
 void SparseSgd::begin_epoch(int epoch) {
@@ -57,27 +56,6 @@ GradStats measure(std::span<const float> acc, const kernels::SparseSet& selected
   const double half_width = m.stddev > 0 ? 4 * m.stddev : 1.0;
   g.histogram = kernels::histogram(acc, m.mean - half_width, m.mean + half_width, 64);
   return g;
-}
-
-// ‖x − u‖ for the update u the algorithm applied, ‖x − randk(x)‖ for k entries of x picked at
-// random (the same k the selection took), and the bound, as gtopkssgd's allreducer.py does under
-// PROFILING_NORM.
-NormStudy study_norms(std::span<const float> x, std::span<const float> update, std::size_t k,
-                      std::span<const float> randomly_kept) {
-  double x_squared = 0, distance_squared = 0, kept_squared = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double difference = static_cast<double>(x[i]) - update[i];
-    x_squared += static_cast<double>(x[i]) * x[i];
-    distance_squared += difference * difference;
-  }
-  for (const float v : randomly_kept) kept_squared += static_cast<double>(v) * v;
-  NormStudy s;
-  s.dense_norm = std::sqrt(x_squared);
-  s.dense_std = kernels::mean_std(x).stddev;
-  s.selected_distance = std::sqrt(distance_squared);
-  s.randk_distance = std::sqrt(std::max(0.0, x_squared - kept_squared));
-  s.bound = (1.0 - static_cast<double>(k) / static_cast<double>(x.size())) * s.dense_norm;
-  return s;
 }
 
 }  // namespace
@@ -103,16 +81,10 @@ void SparseSgd::synchronize_gradients(Buffer<float> grads) {
     stats_.measure_seconds += watch.restart();  // not part of what sparsification costs
   }
 
-  const bool norm_study =
-      norm_study_every_ > 0 && iteration_ % static_cast<std::uint64_t>(norm_study_every_) == 0;
+  const bool norm_study = norm_study_.due(iteration_);
   if (norm_study) {  // the dense aggregate of the same step, outside what the step is charged
-    const std::span<const float> x = acc.host("--norm-study-every");
-    dense_mean_.assign(x.begin(), x.end());
-    const TrafficMeter study_traffic(comm_);
-    comm_.allreduce(std::span(dense_mean_), comm::ReduceOp::sum);
-    study_traffic.add_to(stats_.measure_bytes_sent, stats_.measure_bytes_received);
-    kernels::scale(dense_mean_, 1.0f / static_cast<float>(comm_.size()));
-    stats_.measure_seconds += watch.restart();
+    norm_study_.take_dense(acc.host("--norm-study-every"), stats_);
+    watch.restart();
   }
 
   if (barrier_) {
@@ -134,16 +106,7 @@ void SparseSgd::synchronize_gradients(Buffer<float> grads) {
   stats_.entries_sent += selected_.size();
   stats_.entries_offered += d;
   if (norm_study) {
-    if (comm_.rank() == 0) {
-      random_picked_.clear();  // a selection of nothing (a threshold above every entry) keeps none
-      if (!selected_.indices.empty()) {
-        random_k_.select(dense_mean_, selected_.size(), seed_ ^ iteration_, random_picked_);
-      }
-      norm_study_ = study_norms(dense_mean_, grads.host("--norm-study-every"), selected_.size(),
-                                random_picked_.values);
-    }
-    comm_.barrier();  // the other ranks' wait for rank 0 belongs to the measurement too
-    stats_.measure_seconds += watch.seconds();
+    norm_study_.study(grads.host("--norm-study-every"), selected_.size(), iteration_, stats_);
   }
   ++iteration_;
 }

@@ -7,10 +7,10 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/epoch_schedule.hpp"
+#include "algorithms/norm_study.hpp"
 #include "algorithms/sparse/aggregation.hpp"
 #include "algorithms/sparse/selector.hpp"
 #include "kernels/ops.hpp"
-#include "kernels/sampling.hpp"
 
 namespace commsgd::algorithms {
 
@@ -38,7 +38,7 @@ class SparseSgd final : public Algorithm {
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
   std::optional<GradStats> take_grad_stats() override { return std::exchange(grad_stats_, {}); }
-  std::optional<NormStudy> take_norm_study() override { return std::exchange(norm_study_, {}); }
+  std::optional<NormStudy> take_norm_study() override { return norm_study_.take(); }
   // The residual e_r, and the iteration count that seeds the random selectors.
   void save_state(StateWriter& out) override;
   void load_state(StateReader& in) override;
@@ -67,12 +67,7 @@ class SparseSgd final : public Algorithm {
   const int grad_stats_every_;
   const bool barrier_;  // before the exchange: AlgorithmConfig::barrier_before_communicate
   std::optional<GradStats> grad_stats_;
-  const int norm_study_every_;
-  const std::uint64_t seed_;
-  std::optional<NormStudy> norm_study_;
-  std::vector<float> dense_mean_;  // the norm study's x = (1/P)·Σ_r acc_r, when it measures
-  kernels::RandomSelector random_k_;
-  kernels::SparseSet random_picked_;
+  NormStudyProbe norm_study_;
 };
 
 }  // namespace commsgd::algorithms

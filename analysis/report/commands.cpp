@@ -128,7 +128,7 @@ void add_reports(CLI::App& app) {
 
   add_run_report(app, "norm-study",
                  "Per run with --norm-study-every (the gTop-k paper's norm study): distance of the "
-                 "applied sparse update to the dense aggregate, against random-k's and the bound "
+                 "applied update to the dense aggregate, against random-k's and the bound "
                  "(1-k/d)||x||",
                  norm_study_report);
 

@@ -1,4 +1,5 @@
-// Multi-rank tests of the compressed family (signsgd, ef-signsgd, qsgd), run under mpirun for P =
+// Multi-rank tests of the compressed family (signsgd, ef-signsgd, qsgd; powersgd's norm study;
+// its factors against LibTorch's are in test_powersgd.cpp), run under mpirun for P =
 // 2, 3 and 4: each update against one computed here from every rank's gradient, the bytes each step
 // moves against the formula, and the error feedback's state through a checkpoint. Every rank
 // regenerates every rank's gradient from its seed, so the references need no communication;
@@ -8,11 +9,16 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/compressed/ef_signsgd.hpp"
+#include "algorithms/compressed/powersgd.hpp"
 #include "algorithms/compressed/qsgd.hpp"
 #include "algorithms/compressed/signsgd.hpp"
 #include "kernels/qsgd.hpp"
@@ -217,6 +223,94 @@ TEST(Qsgd, ResumedFromItsStateTheNextStepIsTheSameBitForBit) {
   running.synchronize_gradients(next);
   resumed.synchronize_gradients(next_resumed);
   EXPECT_EQ(next, next_resumed);
+}
+
+// --norm-study-every for the compressed algorithms whose update is in gradient units: rank 0
+// measures how far the update lands from the dense mean x of the ranks' g + e, beside random-k of
+// x with as many 8-byte (index, value) pairs as the bytes a rank puts into the exchange; measuring
+// changes nothing the algorithm does. At step 0 every error is zero, so x is the mean gradient,
+// computed here. powersgd's first step, before --powersgd-start-iter, allreduces the gradient as
+// it is: its update is x exactly.
+TEST(CompressedNormStudy, MeasuresTheUpdateAgainstTheDenseMeanWithEqualBytesRandomK) {
+  comm::MpiCommunicator comm;
+  const int p = comm.size();
+  constexpr std::size_t kBuckets = (kD + 499) / 500;
+  struct Case {
+    std::string name;
+    std::function<std::unique_ptr<Algorithm>(const AlgorithmConfig&)> make;
+    // The bytes a rank puts into the exchange at `step`, for the algorithm as made.
+    std::function<std::size_t(const Algorithm&, int step)> payload;
+  };
+  const std::vector<Case> cases = {
+      {"ef-signsgd",
+       [&](const AlgorithmConfig& c) -> std::unique_ptr<Algorithm> {
+         return std::make_unique<EfSignSgd>(comm, c);
+       },
+       [](const Algorithm&, int) { return 8 * words_of_signs() + 8 * 2; }},  // 3 scales
+      {"qsgd",
+       [&](const AlgorithmConfig& c) -> std::unique_ptr<Algorithm> {
+         return std::make_unique<Qsgd>(comm, c);
+       },
+       [](const Algorithm&, int) {
+         return 8 * ((kBuckets - 1) * 32 + 1) + 8 * ((kBuckets + 1) / 2);
+       }},
+      {"powersgd",
+       [&](const AlgorithmConfig& c) -> std::unique_ptr<Algorithm> {
+         return std::make_unique<PowerSgd>(comm, c);
+       },
+       [](const Algorithm& a, int step) {
+         return 4 * (step == 0 ? kD : dynamic_cast<const PowerSgd&>(a).compressed_entries());
+       }},
+  };
+  for (const Case& c : cases) {
+    AlgorithmConfig config;
+    config.qsgd_levels = 4;
+    config.qsgd_bucket = 500;
+    config.powersgd_start_iter = 1;
+    const std::unique_ptr<Algorithm> plain = c.make(config);
+    config.norm_study_every = 2;
+    const std::unique_ptr<Algorithm> studied = c.make(config);
+    plain->set_layout(kLayout);
+    studied->set_layout(kLayout);
+    for (int step = 0; step < 3; ++step) {
+      const std::string what = c.name + " step " + std::to_string(step);
+      std::vector<float> g = gradient(comm.rank(), step), reference = g;
+      studied->synchronize_gradients(g);
+      plain->synchronize_gradients(reference);
+      EXPECT_EQ(g, reference) << what;
+      const std::optional<NormStudy> study = studied->take_norm_study();
+      if (comm.rank() != 0 || step % 2 == 1) {
+        EXPECT_FALSE(study.has_value()) << what;
+        continue;
+      }
+      ASSERT_TRUE(study.has_value()) << what;
+      const double k = static_cast<double>(c.payload(*studied, step) / 8);
+      EXPECT_NEAR(study->bound / study->dense_norm, 1 - k / kD, 1e-9) << what;
+      EXPECT_LE(study->randk_distance, study->dense_norm) << what;
+      if (step != 0) continue;
+      std::vector<double> x(kD, 0.0);
+      for (int r = 0; r < p; ++r) {
+        const std::vector<float> theirs = gradient(r, step);
+        for (std::size_t j = 0; j < kD; ++j) x[j] += theirs[j];
+      }
+      double x_squared = 0, distance_squared = 0;
+      for (std::size_t j = 0; j < kD; ++j) {
+        x[j] /= p;
+        x_squared += x[j] * x[j];
+        distance_squared += (x[j] - g[j]) * (x[j] - g[j]);
+      }
+      const double norm = std::sqrt(x_squared);
+      EXPECT_NEAR(study->dense_norm, norm, 1e-5 * norm) << what;
+      EXPECT_NEAR(study->selected_distance, std::sqrt(distance_squared), 1e-5 * norm) << what;
+      if (c.name == "powersgd") {
+        EXPECT_EQ(study->selected_distance, 0.0) << "the same allreduce: " << what;
+      } else {
+        EXPECT_GT(study->selected_distance, 0.01 * norm) << what;
+      }
+    }
+    EXPECT_GT(studied->stats().measure_bytes_sent, 0u) << c.name;
+    EXPECT_EQ(studied->stats().bytes_sent, plain->stats().bytes_sent) << "apart: " << c.name;
+  }
 }
 
 }  // namespace
