@@ -6,13 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "trainer/exit_codes.hpp"
 
 namespace commsgd::trainer {
 namespace {
-
-constexpr std::chrono::seconds kLookEvery{1};
 
 std::chrono::duration<double> seconds(double s) {
   return std::chrono::duration<double>(s);
@@ -27,16 +26,10 @@ StallWatchdog::StallWatchdog(CommTimeout timeout, comm::Communicator& comm,
     const std::lock_guard lock(mutex_);
     publish_limit();
   }
-  if (timeout_.mode != CommTimeout::Mode::off) thread_ = std::thread([this] { watch(); });
-}
-
-StallWatchdog::~StallWatchdog() {
-  {
-    const std::lock_guard lock(mutex_);
-    stopping_ = true;
+  if (timeout_.mode != CommTimeout::Mode::off) {
+    reporting_.emplace(
+        [this](const comm::LongestWait& wait, double limit) { end_job(wait, limit); });
   }
-  stop_requested_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 void StallWatchdog::step_done(double seconds) {
@@ -60,18 +53,6 @@ StallWatchdog::PeersWriting::~PeersWriting() {
 void StallWatchdog::publish_limit() const {
   comm::set_wait_limit_seconds(
       wait_limit_for(timeout_, steps_done_, slowest_step_, peers_writing_ > 0));
-}
-
-void StallWatchdog::watch() {
-  std::unique_lock lock(mutex_);
-  while (!stop_requested_.wait_for(lock, kLookEvery, [this] { return stopping_; })) {
-    const std::optional<comm::LongestWait> wait = comm::longest_wait();
-    const double limit = comm::wait_limit_seconds();
-    if (wait && wait->seconds >= limit) {
-      lock.unlock();
-      end_job(*wait, limit);
-    }
-  }
 }
 
 void StallWatchdog::end_job(const comm::LongestWait& wait, double limit) {

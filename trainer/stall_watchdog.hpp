@@ -1,26 +1,26 @@
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 
 #include "algorithms/comm/communicator.hpp"
+#include "algorithms/comm/watchdog.hpp"
 #include "algorithms/comm/work.hpp"
 #include "trainer/comm_timeout.hpp"
 
 namespace commsgd::trainer {
 
-// The stall watchdog of one rank. It keeps the process's wait limit (comm/work.hpp) at what
-// --comm-timeout says now: fixed, off (no limit), or automatic, following the step time; every
-// wait reads that one limit, the engine's and the NCCL back end's included. And a thread of its
-// own looks once a second at the longest blocking wait on peers under way in this process
-// (comm::PendingWait, registered by every blocking communicator call on any thread), which
-// cannot end itself. Local work never counts, so loading data, a long forward pass, evaluating or
-// writing a checkpoint cannot look like a stall; a peer that is gone, unreachable or hung leaves
-// every rank that needs it in a wait that does not end. When one wait has lasted the limit, the
-// watchdog, once:
+// The stall policy of one rank. It keeps the process's wait limit (comm/work.hpp) at what
+// --comm-timeout says now: fixed, off (no limit), or automatic, following the step time; the
+// communication watchdog (comm/watchdog.hpp) holds every wait to that one limit, the engine's and
+// the NCCL back end's included. And it is that watchdog's stall handler: what happens when a
+// blocking wait on peers (comm::PendingWait, registered by every blocking communicator call on
+// any thread), which cannot end itself, has lasted the limit. Local work never counts, so loading
+// data, a long forward pass, evaluating or writing a checkpoint cannot look like a stall; a peer
+// that is gone, unreachable or hung leaves every rank that needs it in a wait that does not end.
+// The handler, once:
 //  1. records the run `failed`, naming the operation and the peers (`record`), and prints it as
 //     one line;
 //  2. gives the launcher kLauncherGraceSeconds to end the job itself: when a host is unreachable,
@@ -34,10 +34,9 @@ class StallWatchdog {
   static constexpr double kLauncherGraceSeconds = 30;
   static constexpr double kAbortSeconds = 10;
 
-  // `record(reason)` runs on the watchdog's thread; it must not throw.
+  // `record(reason)` runs on the communication watchdog's thread; it must not throw.
   StallWatchdog(CommTimeout timeout, comm::Communicator& comm,
                 std::function<void(const std::string&)> record);
-  ~StallWatchdog();
   StallWatchdog(const StallWatchdog&) = delete;
   StallWatchdog& operator=(const StallWatchdog&) = delete;
 
@@ -59,7 +58,6 @@ class StallWatchdog {
   };
 
  private:
-  void watch();
   // Sets the wait limit from the timeout and what was seen so far (lock held).
   void publish_limit() const;
   void end_job(const comm::LongestWait& wait, double limit);
@@ -68,12 +66,10 @@ class StallWatchdog {
   comm::Communicator& comm_;
   const std::function<void(const std::string&)> record_;
   std::mutex mutex_;
-  std::condition_variable stop_requested_;
-  bool stopping_ = false;    // guarded by mutex_
   long steps_done_ = 0;      // guarded by mutex_
   double slowest_step_ = 0;  // guarded by mutex_; since the warm-up
   int peers_writing_ = 0;    // guarded by mutex_
-  std::thread thread_;
+  std::optional<comm::StallReporting> reporting_;  // last: set once the rest is
 };
 
 }  // namespace commsgd::trainer

@@ -1,11 +1,13 @@
 #include "algorithms/comm/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
+#include "algorithms/comm/watchdog.hpp"
 #include "algorithms/stopwatch.hpp"
 #include "algorithms/traffic_meter.hpp"
 
@@ -29,6 +31,8 @@ class IdlePause {
   static constexpr auto kLongest = std::chrono::microseconds(1000);
   std::chrono::microseconds pause_ = kFirst;
 };
+// How often a pause that waits for a section looks whether the watchdog ended it.
+constexpr auto kPauseLookEvery = std::chrono::milliseconds(100);
 // How long a failed engine's destructor lets the operation under way end before ending the job.
 constexpr auto kGraceAfterFailure = std::chrono::seconds(2);
 // The exit code of a job ended that way (trainer/exit_codes.hpp's kExitFailed).
@@ -129,15 +133,22 @@ Work Engine::listen(std::string name, Listener listener) {
 
 Engine::Pause Engine::pause() {
   Pause pause(shared_, std::defer_lock);
-  const double patience = self_ending_wait_seconds();
-  if (std::isinf(patience)) {
-    pause.lock();
-    return pause;
+  if (pause.try_lock()) return pause;
+  std::atomic<bool> ended = false;
+  std::string over;  // the limit, once ended
+  const WatchedWait watched([&](const std::string& limit) {
+    over = limit;
+    ended = true;
+  });
+  // The lock is taken the moment the section ends; the look at `ended` is what the interval is
+  // for.
+  while (!pause.try_lock_for(kPauseLookEvery)) {
+    if (!ended) continue;
+    const std::lock_guard lock(core_->mutex);
+    std::rethrow_exception(core_->fail(std::make_exception_ptr(
+        std::runtime_error(running_ + ": held the state it shares for over " + over))));
   }
-  if (pause.try_lock_for(std::chrono::duration<double>(patience))) return pause;
-  const std::lock_guard lock(core_->mutex);
-  std::rethrow_exception(core_->fail(std::make_exception_ptr(std::runtime_error(
-      running_ + ": held the state it shares for over " + wait_limit_text(wait_limit_seconds())))));
+  return pause;
 }
 
 Engine::Totals Engine::totals() const {

@@ -59,10 +59,10 @@ struct Listener {
 //    operations in the same order meets its peers in them. Listeners are probed only between
 //    operations.
 //  - Deadline: a wait on a Work, or for a Pause, that sees no progress for the wait limit
-//    (work.hpp, --comm-timeout; with the grace it gives the stall watchdog) throws instead of
-//    hanging, and fails the engine. The NCCL back
-//    end polls every wait of its own against the same limit, and the stall watchdog holds the
-//    engine thread's blocking calls to it, so no device or host operation outlasts it either.
+//    (work.hpp, --comm-timeout, and the grace a stalled blocking call gets to be reported first)
+//    is ended by the watchdog (watchdog.hpp): it throws instead of hanging, and fails the engine.
+//    The same watchdog ends the NCCL back end's waits and holds the engine thread's blocking
+//    calls to the limit, so no device or host operation outlasts it either.
 //  - Failure: the first operation or listener that throws fails the engine: every later one
 //    completes at once with that error, without running, and the engine's device back end is
 //    aborted when it stops (never finalized, which would wait for peers that may have stopped).
@@ -102,8 +102,8 @@ class Engine {
   Work listen(std::string name, Listener listener);
 
   // While a Pause is held, no operation is in an exclusive section (Channel::exclusive): the
-  // caller may touch what those sections touch. Waits for the section under way, with the
-  // deadline.
+  // caller may touch what those sections touch. Waits for the section under way, until the
+  // watchdog ends the wait at the deadline.
   using Pause = std::unique_lock<std::timed_mutex>;
   [[nodiscard]] Pause pause();
 

@@ -1,15 +1,17 @@
 #include "algorithms/comm/nccl_backend.hpp"
 
-#include "algorithms/comm/make_nccl_backend.hpp"
-#include "algorithms/comm/work.hpp"
-#include "kernels/cuda/device_array.hpp"
-
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
+
+#include "algorithms/comm/make_nccl_backend.hpp"
+#include "algorithms/comm/watchdog.hpp"
+#include "algorithms/comm/work.hpp"
+#include "kernels/cuda/device_array.hpp"
 
 namespace commsgd::comm {
 namespace {
@@ -123,12 +125,15 @@ void NcclBackend::fail(const char* call, const std::string& why) {
 
 template <class Done>
 void NcclBackend::wait_until(const char* call, Done&& done) {
-  const auto began = std::chrono::steady_clock::now();
+  if (done()) return;
+  std::atomic<bool> ended = false;
+  std::string after;  // the limit, once ended
+  const WatchedWait watched([&](const std::string& limit) {
+    after = limit;
+    ended = true;
+  });
   while (!done()) {
-    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - began;
-    if (waited.count() >= self_ending_wait_seconds()) {
-      fail(call, "not done after " + wait_limit_text(wait_limit_seconds()));
-    }
+    if (ended) fail(call, "not done after " + after);
     std::this_thread::sleep_for(kPollInterval);
   }
 }

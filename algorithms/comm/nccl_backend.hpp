@@ -20,8 +20,8 @@ namespace commsgd::comm {
 // shared_counter, messages of unknown size); it must outlive this back end.
 //
 // The NCCL communicator is non-blocking (ncclConfig_t::blocking = 0): whatever NCCL does on the
-// host (creation, connecting to a peer on first use, finalizing) is polled and, once the wait
-// limit (work.hpp, --comm-timeout) has passed, the communicator is aborted and the call throws
+// host (creation, connecting to a peer on first use, finalizing) is polled and, once the watchdog
+// (watchdog.hpp) ends the wait at the wait limit, the communicator is aborted and the call throws
 // std::runtime_error, instead of hanging on a peer that never comes. After any NCCL or CUDA error
 // the communicator is aborted; every error is a std::runtime_error naming the call. A collective
 // that waits on the GPU is seen only by what waits for the stream: synchronize() applies the same
@@ -72,7 +72,7 @@ class NcclBackend final : public DeviceBackend {
   // ncclSuccess), settled.
   template <class Enqueue>
   void group(const char* call, Enqueue&& enqueue);
-  // Polls `done` until it returns true or the wait limit passes.
+  // Polls `done` until it returns true, or fails the call once the watchdog ends the wait.
   template <class Done>
   void wait_until(const char* call, Done&& done);
   // Aborts the NCCL communicator and throws std::runtime_error naming `call`.

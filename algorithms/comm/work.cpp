@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "algorithms/comm/watchdog.hpp"
+
 namespace commsgd::comm {
 namespace {
 
@@ -20,10 +22,6 @@ double wait_limit_seconds() {
 void set_wait_limit_seconds(double seconds) {
   if (!(seconds > 0)) throw std::invalid_argument("the wait limit must be > 0 s");
   wait_limit.store(seconds, std::memory_order_relaxed);
-}
-
-double self_ending_wait_seconds() {
-  return wait_limit_seconds() + kSelfEndingGraceSeconds;
 }
 
 std::string wait_limit_text(double seconds) {
@@ -41,21 +39,31 @@ bool Work::completed() const {
 }
 
 void Work::wait() const {
-  if (!state_) return;
+  if (!state_ || completed()) return rethrow_error();
   EngineCore& core = *state_->core;
-  std::unique_lock lock(core.mutex);
-  while (!state_->completed) {
-    const std::uint64_t seen = state_->progress;
-    const auto moved = [&] { return state_->completed || state_->progress != seen; };
-    const double patience = self_ending_wait_seconds();
-    if (std::isinf(patience)) {
-      core.changed.wait(lock, moved);
-    } else if (!core.changed.wait_for(lock, std::chrono::duration<double>(patience), moved)) {
-      std::rethrow_exception(core.fail(std::make_exception_ptr(std::runtime_error(
-          state_->name + ": no progress in " + wait_limit_text(wait_limit_seconds())))));
-    }
+  const std::shared_ptr<WorkState> state = state_;
+  // Registered before the core's lock is taken, and gone after it is released: the watchdog
+  // takes its entry's lock, then the core's.
+  const WatchedWait watched(
+      [state](const std::string& limit) {
+        const std::lock_guard lock(state->core->mutex);
+        state->core->fail(
+            std::make_exception_ptr(std::runtime_error(state->name + ": no progress in " + limit)));
+      },
+      [state] {
+        const std::lock_guard lock(state->core->mutex);
+        return state->progress;
+      });
+  {
+    std::unique_lock lock(core.mutex);
+    core.changed.wait(lock, [&] { return state_->completed || core.failure; });
+    if (!state_->completed) std::rethrow_exception(core.failure);
   }
-  if (state_->error) std::rethrow_exception(state_->error);
+  rethrow_error();
+}
+
+void Work::rethrow_error() const {
+  if (const std::exception_ptr e = error()) std::rethrow_exception(e);
 }
 
 std::exception_ptr Work::error() const {

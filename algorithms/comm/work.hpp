@@ -15,24 +15,22 @@
 namespace commsgd::comm {
 
 // The one deadline of communication (--comm-timeout): how long a wait on peers may go without
-// progress before it fails. One value for the process, read at every wait: a Work's, an
-// Engine::pause, the NCCL back end's polling, and the stall watchdog's look at the blocking calls
-// (PendingWait below), which is also what sets it when the timeout follows the step time.
-// Infinity: waits never end on their own. Until set: kDefaultWaitLimitSeconds.
+// progress before it fails. One value for the process, which the watchdog (watchdog.hpp) holds
+// every wait to: a Work's, an Engine::pause, the NCCL back end's polling, and the blocking calls
+// (PendingWait below). The trainer's stall watchdog sets it, and follows the step time with it
+// where the timeout is automatic. Infinity: waits never end. Until set: kDefaultWaitLimitSeconds.
 inline constexpr double kDefaultWaitLimitSeconds = 600;
 double wait_limit_seconds();
 // Throws std::invalid_argument unless seconds > 0 (infinity included).
 void set_wait_limit_seconds(double seconds);
 // "N s (--comm-timeout)", N as short as it is exact: how the deadline names itself.
 std::string wait_limit_text(double seconds);
-// A wait that can end itself (a Work's, an Engine::pause, the NCCL back end's polling) gives up
-// this long after the limit. A stalled blocking call is the stall watchdog's to report first: it
-// names the peers, and must end the job anyway (a thread blocked in MPI cannot be freed). A wait
-// that ends itself is the backstop for what no blocking call shows (a listener probing, work
-// queued behind a failed operation) and for programs that run no watchdog.
+// A wait the watchdog can end (a Work's, an Engine::pause, the NCCL back end's polling) is ended
+// this long after the limit. A stalled blocking call is reported first: it names the peers, and
+// the job must end anyway (a thread blocked in MPI cannot be freed). Ending a wait is for what no
+// blocking call shows (a listener probing, work queued behind a failed operation) and for
+// programs that set no stall handler.
 inline constexpr double kSelfEndingGraceSeconds = 5;
-// When such a wait gives up, in seconds without progress: infinity when the limit is.
-double self_ending_wait_seconds();
 
 // What an Engine and the Works it handed out share: one lock, one signal and the engine's
 // failure. Held by both, so a Work may outlive its engine.
@@ -74,9 +72,10 @@ class Work {
 
   // Never blocks.
   bool completed() const;
-  // Blocks until the operation completed and throws its error, if it had one. Throws
-  // std::runtime_error, failing the engine, once it has seen no progress for
-  // self_ending_wait_seconds() (a listener progresses with every message it handles).
+  // Blocks until the operation completed and throws its error, if it had one, or until the
+  // engine failed, and throws that. The watchdog fails the engine with a std::runtime_error
+  // once the wait has seen no progress for the limit and kSelfEndingGraceSeconds (a listener
+  // progresses with every message it handles).
   void wait() const;
   // Once completed: its error (null if none), the bytes it sent and received and its seconds on
   // the engine's thread.
@@ -86,6 +85,8 @@ class Work {
   double seconds() const;
 
  private:
+  void rethrow_error() const;  // the operation's error, if it completed with one
+
   std::shared_ptr<WorkState> state_;
 };
 
@@ -93,8 +94,8 @@ class Work {
 // registers one for its duration, on whichever thread makes it, so that the stall watchdog
 // (trainer/stall_watchdog.hpp) can tell a rank blocked on its peers from one doing local work
 // (loading data, computing, writing a checkpoint), and can name the operation and the peers: a
-// blocked call cannot be interrupted, so the watchdog, not the call, enforces the wait limit on
-// it. Registering costs a lock and no allocation.
+// blocked call cannot be interrupted, so the watchdog (watchdog.hpp), not the call, enforces the
+// wait limit on it. Registering costs a lock and no allocation.
 class PendingWait {
  public:
   using Clock = std::chrono::steady_clock;

@@ -1,15 +1,23 @@
-// The stall watchdog's parts that need no job: the registry of waits on peers it reads, and the
+// The stall watchdog's parts that need no job: the registry of waits on peers it reads, the
+// communication watchdog's calls of the stall handler and of a wait's end, and the
 // --comm-timeout values and automatic rule. Ending a real job is tested under mpirun
 // (tests/mpi/test_faults.cpp) and across emulated hosts whose link fails
-// (tests/cluster/dead_link.sh).
+// (tests/cluster/dead_link.sh); a Work's wait ended at its deadline in tests/mpi/test_engine.cpp.
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "algorithms/comm/watchdog.hpp"
 #include "algorithms/comm/work.hpp"
 #include "trainer/comm_timeout.hpp"
 
@@ -56,6 +64,59 @@ TEST(PendingWaits, ARoundNamesEachPeerOnce) {
 TEST(PendingWaits, AnyPeerIsSaidSo) {
   const comm::PendingWait wait("receive", 6, comm::Communicator::kAnyPeer);
   EXPECT_EQ(comm::longest_wait()->peers, "any of 6 ranks");
+}
+
+// The wait limit for one test, then the one it replaced.
+class WaitLimitFor {
+ public:
+  explicit WaitLimitFor(double seconds) { comm::set_wait_limit_seconds(seconds); }
+  ~WaitLimitFor() { comm::set_wait_limit_seconds(before_); }
+  WaitLimitFor(const WaitLimitFor&) = delete;
+  WaitLimitFor& operator=(const WaitLimitFor&) = delete;
+
+ private:
+  const double before_ = comm::wait_limit_seconds();
+};
+
+// A blocking call cannot end itself: the watchdog hands it to the stall handler once it has
+// waited the limit, and only once, however long it goes on. One handler at a time.
+TEST(Watchdog, ABlockingCallPastTheLimitGoesToTheStallHandlerOnce) {
+  const WaitLimitFor limit(0.2);
+  std::mutex mutex;
+  std::condition_variable reported;
+  std::vector<comm::LongestWait> reports;
+  {
+    const comm::StallReporting reporting([&](const comm::LongestWait& wait, double seconds) {
+      EXPECT_EQ(seconds, 0.2);
+      const std::lock_guard lock(mutex);
+      reports.push_back(wait);
+      reported.notify_all();
+    });
+    EXPECT_THROW(comm::StallReporting([](const comm::LongestWait&, double) {}), std::logic_error);
+    const comm::PendingWait wait("receive", 4, 3);
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(
+        reported.wait_for(lock, std::chrono::seconds(10), [&] { return !reports.empty(); }));
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // more looks, no more calls
+  }
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].operation, "receive");
+  EXPECT_EQ(reports[0].peers, "rank 3");
+  EXPECT_GE(reports[0].seconds, 0.2);
+}
+
+// A wait that ends before its deadline is never ended; nor is one while there is no limit.
+TEST(Watchdog, AWaitThatEndsInTimeOrHasNoLimitIsNotEnded) {
+  for (const double seconds : {0.05, std::numeric_limits<double>::infinity()}) {
+    const WaitLimitFor limit(seconds);
+    bool ended = false;
+    {
+      const comm::WatchedWait wait([&](const std::string&) { ended = true; });
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_FALSE(ended) << seconds << " s: ended within the grace after the limit";
+  }
 }
 
 TEST(CommTimeout, ParsesAutoOffAndSeconds) {
