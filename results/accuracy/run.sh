@@ -17,6 +17,9 @@
 #                           points lower each
 #   qsgd                    4 levels, buckets of 512 (unbiased: the config's lr)
 #   powersgd                rank 2, compressing from the first iteration
+# The sparse algorithms, ef-signsgd, qsgd and powersgd also take the gTop-k paper's norm study
+# every 25 iterations (--norm-study-every: how far each update lands from the dense mean, against
+# random-k at the same k or, for the compressed ones, the same bytes); it changes no update.
 # Writes accuracy.md (each seed's final validation top-1, the mean, the difference from dense in
 # points) and runs.sqlite into OUT (default: this directory). About 12 minutes on 2 cores.
 # --tables-only: only redraw accuracy.md from OUT/runs.sqlite.
@@ -43,6 +46,9 @@ if [ "$train" = yes ]; then
         ef-signsgd) setting=(--lr 0.2 --momentum 0) ;;
         powersgd) setting=(--powersgd-rank 2) ;;
         *) setting=() ;;
+      esac
+      case $algo in
+        topk | gtopk | gaussiank | ef-signsgd | qsgd | powersgd) setting+=(--norm-study-every 25) ;;
       esac
       echo "== $algo, seed $seed"
       mpirun "${as_root[@]}" --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 -np 4 \
