@@ -13,7 +13,8 @@
 
 namespace commsgd::algorithms {
 
-// The families of docs/design.md: what an algorithm exchanges, and so which options apply.
+// The families of docs/design.md: what an algorithm exchanges (which options a row takes is its
+// own_options).
 // Compressed: every rank's whole gradient, encoded (signs, levels, a low-rank factor) and decoded.
 enum class Family { dense, sparse, compressed, gossip };
 std::string_view family_name(Family family);  // "dense", "sparse", "compressed", "gossip"
