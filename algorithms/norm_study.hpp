@@ -14,15 +14,15 @@
 
 namespace commsgd::algorithms {
 
+// A sparse entry on the wire, a 4-byte index and a 4-byte value: what equal-bytes random-k counts.
+inline constexpr std::size_t kSparseEntryBytes = 8;
+
 // The gTop-k paper's norm study (--norm-study-every; its code's PROFILING_NORM), for any
 // algorithm whose update is in gradient units: how far the update u an iteration applies lands
 // from the dense aggregate x = (1/P)·Σ_r acc_r of the same step, beside k entries of x kept at
 // random. The sparse family's k is the entries this rank selected; a compressed algorithm's is
 // as many (index, value) pairs of 8 bytes as the bytes this rank puts into the exchange
 // (equal-bytes random-k). Its allreduce and its seconds are the measurement's, not the step's.
-// A sparse entry on the wire, a 4-byte index and a 4-byte value: what equal-bytes random-k counts.
-inline constexpr std::size_t kSparseEntryBytes = 8;
-
 class NormStudyProbe {
  public:
   NormStudyProbe(comm::Communicator& comm, int every, std::uint64_t seed)
