@@ -15,18 +15,12 @@ namespace {
 // random, and the bound, as gtopkssgd's allreducer.py does under PROFILING_NORM.
 NormStudy study_norms(std::span<const float> x, std::span<const float> update, std::size_t k,
                       std::span<const float> randomly_kept) {
-  double x_squared = 0, distance_squared = 0, kept_squared = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double difference = static_cast<double>(x[i]) - update[i];
-    x_squared += static_cast<double>(x[i]) * x[i];
-    distance_squared += difference * difference;
-  }
-  for (const float v : randomly_kept) kept_squared += static_cast<double>(v) * v;
+  const double x_squared = kernels::squared_norm(x);
   NormStudy s;
   s.dense_norm = std::sqrt(x_squared);
   s.dense_std = kernels::mean_std(x).stddev;
-  s.selected_distance = std::sqrt(distance_squared);
-  s.randk_distance = std::sqrt(std::max(0.0, x_squared - kept_squared));
+  s.selected_distance = std::sqrt(kernels::squared_distance(x, update));
+  s.randk_distance = std::sqrt(std::max(0.0, x_squared - kernels::squared_norm(randomly_kept)));
   s.bound = (1.0 - static_cast<double>(k) / static_cast<double>(x.size())) * s.dense_norm;
   return s;
 }
@@ -56,6 +50,11 @@ void NormStudyProbe::study(std::span<const float> update, std::size_t k, std::ui
   }
   comm_.barrier();  // the other ranks' wait for rank 0 belongs to the measurement too
   stats.measure_seconds += watch.seconds();
+}
+
+void NormStudyProbe::study_at_equal_bytes(std::span<const float> update, std::size_t bytes,
+                                          std::uint64_t iteration, AlgorithmStats& stats) {
+  study(update, bytes / kernels::kSparseEntryBytes, iteration, stats);
 }
 
 }  // namespace commsgd::algorithms

@@ -14,9 +14,6 @@
 
 namespace commsgd::algorithms {
 
-// A sparse entry on the wire, a 4-byte index and a 4-byte value: what equal-bytes random-k counts.
-inline constexpr std::size_t kSparseEntryBytes = 8;
-
 // The gTop-k paper's norm study (--norm-study-every; its code's PROFILING_NORM), for any
 // algorithm whose update is in gradient units: how far the update u an iteration applies lands
 // from the dense aggregate x = (1/P)·Σ_r acc_r of the same step, beside k entries of x kept at
@@ -41,6 +38,10 @@ class NormStudyProbe {
   // by the run's seed and the iteration), and every rank waits for it.
   void study(std::span<const float> update, std::size_t k, std::uint64_t iteration,
              AlgorithmStats& stats);
+  // The same with equal-bytes random-k: k is as many sparse entries (a 4-byte index and a 4-byte
+  // value) as `bytes`, what this rank put into the exchange.
+  void study_at_equal_bytes(std::span<const float> update, std::size_t bytes,
+                            std::uint64_t iteration, AlgorithmStats& stats);
   // The last study rank 0 took, if any; cleared by the call.
   std::optional<NormStudy> take() { return std::exchange(result_, {}); }
 

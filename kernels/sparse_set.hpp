@@ -20,6 +20,9 @@ struct SparseSet {
   }
 };
 
+// The bytes a sparse entry takes on the wire: its value and its index.
+inline constexpr std::size_t kSparseEntryBytes = sizeof(float) + sizeof(std::uint32_t);
+
 // A sparse set's entries where they already lie, read only: a SparseSet's, or a received
 // message's, which gTop-k's merge then reads without copying them out first.
 struct SparseView {

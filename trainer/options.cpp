@@ -861,6 +861,14 @@ const std::deque<Declarations::Entry>& declared_entries() {
   return entries;
 }
 
+// The declaration of `flag`, or null.
+const Declarations::Entry* declared_entry(std::string_view flag) {
+  for (const Declarations::Entry& entry : declared_entries()) {
+    if (entry.flag == flag) return &entry;
+  }
+  return nullptr;
+}
+
 // The algorithms' configuration as the options set it, before the algorithm's defaults are filled
 // in.
 algorithms::AlgorithmConfig unresolved_config(const Options& o) {
@@ -877,12 +885,10 @@ algorithms::OptionGiven counted_by(const CLI::App& app, const Options& options) 
   return [&app, &options](std::string_view flag) {
     const CLI::Option* option = app.get_option_no_throw(std::string(flag));
     if (option == nullptr || option->count() == 0) return false;
-    for (const Declarations::Entry& entry : declared_entries()) {
-      if (entry.flag != flag) continue;
-      const nlohmann::json value = entry.value(options);
-      return !value.is_boolean() || value.get<bool>();
-    }
-    return true;
+    const Declarations::Entry* entry = declared_entry(flag);
+    if (entry == nullptr) return true;
+    const nlohmann::json value = entry->value(options);
+    return !value.is_boolean() || value.get<bool>();
   };
 }
 
@@ -1050,10 +1056,11 @@ namespace {
 algorithms::OptionGiven set_apart_from_default(const Options& o) {
   return [&o](std::string_view flag) {
     static const Options defaults;
-    for (const Declarations::Entry& entry : declared_entries()) {
-      if (entry.flag == flag) return entry.value(o) != entry.value(defaults);
+    const Declarations::Entry* entry = declared_entry(flag);
+    if (entry == nullptr) {
+      throw std::logic_error("set_apart_from_default: no option " + std::string(flag));
     }
-    throw std::logic_error("set_apart_from_default: no option " + std::string(flag));
+    return entry->value(o) != entry->value(defaults);
   };
 }
 

@@ -1,8 +1,8 @@
 #include "algorithms/comm/engine.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -134,19 +134,15 @@ Work Engine::listen(std::string name, Listener listener) {
 Engine::Pause Engine::pause() {
   Pause pause(shared_, std::defer_lock);
   if (pause.try_lock()) return pause;
-  std::atomic<bool> ended = false;
-  std::string over;  // the limit, once ended
-  const WatchedWait watched([&](const std::string& limit) {
-    over = limit;
-    ended = true;
-  });
-  // The lock is taken the moment the section ends; the look at `ended` is what the interval is
+  const WatchedWait watched;
+  // The lock is taken the moment the section ends; the look at ended() is what the interval is
   // for.
   while (!pause.try_lock_for(kPauseLookEvery)) {
-    if (!ended) continue;
+    const std::optional<std::string> limit = watched.ended();
+    if (!limit) continue;
     const std::lock_guard lock(core_->mutex);
     std::rethrow_exception(core_->fail(std::make_exception_ptr(
-        std::runtime_error(running_ + ": held the state it shares for over " + over))));
+        std::runtime_error(running_ + ": held the state it shares for over " + *limit))));
   }
   return pause;
 }

@@ -1,8 +1,8 @@
 #include "algorithms/comm/nccl_backend.hpp"
 
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -126,14 +126,11 @@ void NcclBackend::fail(const char* call, const std::string& why) {
 template <class Done>
 void NcclBackend::wait_until(const char* call, Done&& done) {
   if (done()) return;
-  std::atomic<bool> ended = false;
-  std::string after;  // the limit, once ended
-  const WatchedWait watched([&](const std::string& limit) {
-    after = limit;
-    ended = true;
-  });
+  const WatchedWait watched;
   while (!done()) {
-    if (ended) fail(call, "not done after " + after);
+    if (const std::optional<std::string> limit = watched.ended()) {
+      fail(call, "not done after " + *limit);
+    }
     std::this_thread::sleep_for(kPollInterval);
   }
 }

@@ -21,10 +21,10 @@ struct WatchedEntry {
   std::function<std::uint64_t()> progress;
   std::mutex mutex;   // held while the watchdog looks at the wait, and by the wait's destructor
   bool alive = true;  // guarded by mutex
+  std::optional<std::string> ended;  // the limit it was ended at; guarded by mutex
   // The watchdog's own (its thread only, after registration):
   std::uint64_t seen = 0;
   Clock::time_point since = Clock::now();
-  bool ended = false;
 };
 
 namespace {
@@ -98,8 +98,8 @@ class Watchdog {
       }
       const std::chrono::duration<double> quiet = now - e->since;
       if (quiet.count() < limit + kSelfEndingGraceSeconds) continue;  // never, without a limit
-      e->ended = true;
-      e->end(wait_limit_text(limit));
+      e->ended = wait_limit_text(limit);
+      if (e->end) e->end(*e->ended);
     }
   }
 
@@ -129,6 +129,8 @@ class Watchdog {
 
 }  // namespace
 
+WatchedWait::WatchedWait() : WatchedWait(nullptr) {}
+
 WatchedWait::WatchedWait(std::function<void(const std::string& limit)> end,
                          std::function<std::uint64_t()> progress)
     : entry_(std::make_shared<WatchedEntry>()) {
@@ -142,6 +144,11 @@ WatchedWait::~WatchedWait() {
   Watchdog::instance().remove(entry_.get());
   const std::lock_guard lock(entry_->mutex);  // a look under way ends first
   entry_->alive = false;
+}
+
+std::optional<std::string> WatchedWait::ended() const {
+  const std::lock_guard lock(entry_->mutex);
+  return entry_->ended;
 }
 
 StallReporting::StallReporting(StallHandler handler) {

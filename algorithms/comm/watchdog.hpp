@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "algorithms/comm/work.hpp"
@@ -24,15 +25,20 @@ namespace commsgd::comm {
 // sleeps. It starts with the first registration and lives as long as the process.
 class WatchedWait {
  public:
-  // `end(limit)` is called at most once, on the watchdog's thread, with the limit as
-  // wait_limit_text() names it; the wait should then throw. `progress`, if given, is read on the
-  // watchdog's thread, and the deadline counts from its last change (a listener's messages
-  // handled). Neither is called once the destructor has returned.
+  // A wait that polls: it asks ended() between its looks at what it waits for.
+  WatchedWait();
+  // A wait that blocks: `end(limit)` is called at most once, on the watchdog's thread, with the
+  // limit as wait_limit_text() names it, and should wake the wait, which then throws.
+  // `progress`, if given, is read on the watchdog's thread, and the deadline counts from its last
+  // change (a listener's messages handled). Neither is called once the destructor has returned.
   explicit WatchedWait(std::function<void(const std::string& limit)> end,
                        std::function<std::uint64_t()> progress = {});
   ~WatchedWait();
   WatchedWait(const WatchedWait&) = delete;
   WatchedWait& operator=(const WatchedWait&) = delete;
+
+  // Once the watchdog has ended the wait: the limit, as wait_limit_text() names it.
+  std::optional<std::string> ended() const;
 
  private:
   std::shared_ptr<struct WatchedEntry> entry_;

@@ -58,7 +58,7 @@ void EfSignSgd::synchronize_gradients(Buffer<float> grads) {
                          g.subspan(layout_[t].offset, layout_[t].entries()));
     }
   }
-  if (study) norm_study_.study(g, exchange_->bytes_per_rank() / kSparseEntryBytes, step_, stats_);
+  if (study) norm_study_.study_at_equal_bytes(g, exchange_->bytes_per_rank(), step_, stats_);
   ++step_;
 }
 

@@ -106,7 +106,7 @@ void PowerSgd::synchronize_gradients(Buffer<float> grads) {
   }
   if (study) {
     const std::size_t sent = compressing ? compressed_entries() : g.size();
-    norm_study_.study(g, sent * sizeof(float) / kSparseEntryBytes, iteration, stats_);
+    norm_study_.study_at_equal_bytes(g, sent * sizeof(float), iteration, stats_);
   }
 }
 

@@ -67,9 +67,7 @@ void Qsgd::synchronize_gradients(Buffer<float> grads) {
                                entries(b, g));
     }
   }
-  if (study) {
-    norm_study_.study(g, exchange_->bytes_per_rank() / kSparseEntryBytes, iteration, stats_);
-  }
+  if (study) norm_study_.study_at_equal_bytes(g, exchange_->bytes_per_rank(), iteration, stats_);
   ++step_;
 }
 

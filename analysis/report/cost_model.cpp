@@ -8,12 +8,10 @@
 #include <stdexcept>
 
 #include "analysis/report/open_mpi_tuned.hpp"
+#include "kernels/sparse_set.hpp"
 
 namespace commsgd::report {
 namespace {
-
-// Every gradient entry the sparse aggregations move is a float32 value and a uint32 index.
-constexpr double kSparseEntryBytes = 8;
 
 int ceil_log2(int p) {
   return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1));
@@ -27,7 +25,7 @@ double bucket_bytes(const Exchange& e) {
   return e.wire_bytes * e.parameters / e.buckets;
 }
 double set_bytes(const Exchange& e) {
-  return kSparseEntryBytes * e.entries;
+  return static_cast<double>(kernels::kSparseEntryBytes) * e.entries;
 }
 
 // A rank's packed signs: a bit an entry, in 64-bit words. ef-signsgd's scales, 8⌈T/2⌉ bytes for

@@ -22,6 +22,7 @@
 
 #include "algorithms/comm/engine.hpp"
 #include "algorithms/comm/mpi_communicator.hpp"
+#include "tests/support/wait_limit.hpp"
 
 namespace commsgd::comm {
 namespace {
@@ -172,22 +173,10 @@ TEST(CommEngine, AFailureFailsEveryLaterOperationAndAbortsTheDeviceBackend) {
   EXPECT_EQ(record->most_in_flight, 1);
 }
 
-// The wait limit for one test, then the one it replaced.
-class WaitLimitFor {
- public:
-  explicit WaitLimitFor(double seconds) { set_wait_limit_seconds(seconds); }
-  ~WaitLimitFor() { set_wait_limit_seconds(before_); }
-  WaitLimitFor(const WaitLimitFor&) = delete;
-  WaitLimitFor& operator=(const WaitLimitFor&) = delete;
-
- private:
-  const double before_ = wait_limit_seconds();
-};
-
 TEST(CommEngine, AWaitThatSeesNoProgressEndsAtTheDeadline) {
   MpiCommunicator world;
   std::vector<std::byte> received;
-  const WaitLimitFor limit(0.3);
+  const testing::WaitLimitFor limit(0.3);
   {
     Engine engine(world);
     Work waiting;

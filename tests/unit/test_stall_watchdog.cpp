@@ -19,6 +19,7 @@
 
 #include "algorithms/comm/watchdog.hpp"
 #include "algorithms/comm/work.hpp"
+#include "tests/support/wait_limit.hpp"
 #include "trainer/comm_timeout.hpp"
 
 namespace commsgd {
@@ -66,22 +67,10 @@ TEST(PendingWaits, AnyPeerIsSaidSo) {
   EXPECT_EQ(comm::longest_wait()->peers, "any of 6 ranks");
 }
 
-// The wait limit for one test, then the one it replaced.
-class WaitLimitFor {
- public:
-  explicit WaitLimitFor(double seconds) { comm::set_wait_limit_seconds(seconds); }
-  ~WaitLimitFor() { comm::set_wait_limit_seconds(before_); }
-  WaitLimitFor(const WaitLimitFor&) = delete;
-  WaitLimitFor& operator=(const WaitLimitFor&) = delete;
-
- private:
-  const double before_ = comm::wait_limit_seconds();
-};
-
 // A blocking call cannot end itself: the watchdog hands it to the stall handler once it has
 // waited the limit, and only once, however long it goes on. One handler at a time.
 TEST(Watchdog, ABlockingCallPastTheLimitGoesToTheStallHandlerOnce) {
-  const WaitLimitFor limit(0.2);
+  const testing::WaitLimitFor limit(0.2);
   std::mutex mutex;
   std::condition_variable reported;
   std::vector<comm::LongestWait> reports;
@@ -109,7 +98,7 @@ TEST(Watchdog, ABlockingCallPastTheLimitGoesToTheStallHandlerOnce) {
 // A wait that ends before its deadline is never ended; nor is one while there is no limit.
 TEST(Watchdog, AWaitThatEndsInTimeOrHasNoLimitIsNotEnded) {
   for (const double seconds : {0.05, std::numeric_limits<double>::infinity()}) {
-    const WaitLimitFor limit(seconds);
+    const testing::WaitLimitFor limit(seconds);
     bool ended = false;
     {
       const comm::WatchedWait wait([&](const std::string&) { ended = true; });
