@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/baseline_algorithm.hpp"
 #include "algorithms/compressed/ef_signsgd.hpp"
 #include "algorithms/compressed/powersgd.hpp"
 #include "algorithms/compressed/qsgd.hpp"
@@ -92,7 +93,7 @@ ExtensionTable<AlgorithmRow>& rows() {
   static ExtensionTable<AlgorithmRow> table(
       "--algo", "algorithm",
       {
-          {.name = "dense",
+          {.name = kBaselineAlgorithm,
            .family = Family::dense,
            .summary =
                "allreduce of the whole gradient in buckets, overlapped with backward (S-SGD)",
@@ -230,10 +231,7 @@ std::string algorithm_list(Family family) {
 }
 
 std::string_view baseline_algorithm() {
-  for (const AlgorithmRow& row : rows()) {
-    if (row.family == Family::dense) return row.name;
-  }
-  throw std::logic_error("the algorithm table has no dense row");
+  return find_algorithm(kBaselineAlgorithm).name;
 }
 
 Traffic traffic_of(const AlgorithmRow& row, std::string_view aggregation) {

@@ -58,7 +58,7 @@ std::vector<std::string> algorithm_names(Family family);  // the rows of one fam
 std::string algorithm_list(Family family);                // "topk, gtopk, gaussiank"
 
 // The algorithm comparisons measure speedup against and whose runs give a model's computation
-// (commsgd-report compare and simulate): the first row of the dense family, S-SGD.
+// (commsgd-report compare and simulate): the row named kBaselineAlgorithm, S-SGD.
 std::string_view baseline_algorithm();
 
 // What an iteration of `row` sends, with a sparse row's taken from its aggregation's row

@@ -9,6 +9,10 @@
 -- on its own connection, so it reports with current definitions without writing the files it
 -- reads (analysis/record/views.cpp).
 --
+-- {baseline_algorithm} is the name of the algorithm comparisons measure against (S-SGD), filled
+-- in when the views are installed from algorithms/baseline_algorithm.hpp: the catalog names
+-- algorithms, the views do not.
+--
 -- Keep to SQL that old sqlite3 shells parse (no window functions, FILTER, IIF or ->>): SQLite
 -- parses every view when it opens a file, so one unknown construct would make the whole file
 -- unreadable there. Spell statements exactly "DROP VIEW IF EXISTS name" and "CREATE VIEW name":
@@ -51,16 +55,16 @@ WHERE f.steady_windows > 0;
 
 -- Scaling efficiency: samples_per_s / (workers * baseline_samples_per_s), the baseline being
 -- the single-worker throughput of the same model, dataset, network and device: the mean over
--- its 1-worker dense runs or, when it has none, over its 1-worker runs of any algorithm
--- (baseline_runs says how many), leaving out runs that shared a host with another run at the
--- same time (the table run_overlaps). Batch size is not part of the key: sweeps in the papers
--- keep the per-worker batch fixed (weak scaling). NULL when there is no such 1-worker run.
+-- its 1-worker runs of the baseline algorithm or, when it has none, over its 1-worker runs of
+-- any algorithm (baseline_runs says how many), leaving out runs that shared a host with another
+-- run at the same time (the table run_overlaps). Batch size is not part of the key: sweeps in the
+-- papers keep the per-worker batch fixed (weak scaling). NULL when there is no such 1-worker run.
 CREATE VIEW scaling_efficiency AS
 WITH baseline AS (
   SELECT model, dataset, network, device,
-         coalesce(avg(CASE WHEN algo = 'dense' THEN samples_per_s END),
+         coalesce(avg(CASE WHEN algo = '{baseline_algorithm}' THEN samples_per_s END),
                   avg(samples_per_s)) AS samples_per_s,
-         coalesce(nullif(sum(algo = 'dense'), 0), count(*)) AS runs
+         coalesce(nullif(sum(algo = '{baseline_algorithm}'), 0), count(*)) AS runs
   FROM throughput
   WHERE workers = 1 AND run_id NOT IN (SELECT run_id FROM run_overlaps)
   GROUP BY model, dataset, network, device

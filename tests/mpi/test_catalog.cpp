@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/baseline_algorithm.hpp"
 #include "algorithms/catalog.hpp"
 #include "algorithms/comm/mpi_communicator.hpp"
 #include "algorithms/gossip/topology.hpp"
@@ -58,6 +59,12 @@ TEST(AlgorithmTable, EveryRowBuildsWithItsDefaults) {
 // The record counts an algorithm's traffic at the communicator it was given, its engine's
 // duplicate included (Communicator::traffic_with_duplicates); each row's own account must say the
 // same, over iterations as the trainer drives them, its end of training included.
+// The views' scaling baseline and the reports' speedup baseline are one algorithm, S-SGD.
+TEST(AlgorithmTable, TheBaselineAlgorithmIsARowOfTheDenseFamily) {
+  EXPECT_EQ(baseline_algorithm(), kBaselineAlgorithm);
+  EXPECT_EQ(find_algorithm(kBaselineAlgorithm).family, Family::dense);
+}
+
 TEST(AlgorithmTable, EveryRowsOwnTrafficIsWhatItsCommunicatorCounted) {
   comm::MpiCommunicator comm;
   constexpr std::size_t kEntries = 3000;
