@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kernels/qsgd_draw.hpp"
+
 namespace commsgd::kernels {
 namespace {
 
@@ -16,26 +18,6 @@ std::uint64_t mix(std::uint64_t x) {
   x ^= x >> 27;
   x *= 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
-}
-
-// A 32-bit bijection in which every output bit depends on every input bit (the "lowbias32"
-// constants of Wellons' hash search): the draws, in 32-bit lanes the compiler vectorizes.
-std::uint32_t mix32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  return x ^ (x >> 16);
-}
-
-// A uniform draw in [0, 1) for entry i under `key`: 24 bits, a float's mantissa. One round of the
-// hash: over a key drawn at random every entry's draw is exactly uniform (i + low half is), and
-// the high half mixed in after keeps two keys' streams from being shifts of one another. (A
-// second round cost the encoding about half again, measured.)
-float uniform(std::uint64_t key, std::uint32_t i) {
-  const std::uint32_t bits =
-      mix32(i + static_cast<std::uint32_t>(key)) ^ static_cast<std::uint32_t>(key >> 32);
-  return static_cast<float>(static_cast<std::int32_t>(bits >> 8)) * 0x1.0p-24f;
 }
 
 void check(std::size_t entries, unsigned levels, std::size_t words) {
@@ -94,7 +76,7 @@ float qsgd_encode(std::span<const float> v, unsigned levels, std::uint64_t key, 
     for (std::size_t w = 0; w < count; ++w, ++i) {
       const float a = std::fabs(in[w]) * to_levels;     // in [0, s], up to rounding
       const auto floor = static_cast<std::int32_t>(a);  // a >= 0: truncation is the floor
-      const bool up = uniform(key, i) < a - static_cast<float>(floor);
+      const bool up = qsgd_draw::uniform(key, i) < a - static_cast<float>(floor);
       // At most s: |v_i| = ‖v‖ can round to a hair above s, and s + 1 would not fit the field.
       const std::int32_t level = std::min(floor + static_cast<std::int32_t>(up), top);
       const std::uint32_t sign = std::bit_cast<std::uint32_t>(in[w]) >> 31;
@@ -120,6 +102,61 @@ void qsgd_decode_add(std::span<const std::uint64_t> code, unsigned levels, float
       // The sign bit moved onto the float's: random signs would mispredict a branch half the time.
       to[w] += std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) ^ (field << 31));
     }
+  }
+}
+
+std::size_t qsgd_code_words(std::size_t n, std::size_t bucket, unsigned levels) {
+  if (bucket == 0) throw std::invalid_argument("qsgd: the bucket must have entries");
+  if (n == 0) return 0;
+  const std::size_t buckets = (n + bucket - 1) / bucket;
+  return (buckets - 1) * qsgd_words(bucket, levels) +
+         qsgd_words(n - (buckets - 1) * bucket, levels);
+}
+
+namespace {
+
+// Bucket b of a whole vector: its entries and its words.
+struct Bucket {
+  std::size_t first, entries, first_word, words;
+};
+
+// The buckets of a vector of n entries, after checking the sizes of its code and norms.
+std::size_t checked_buckets(std::size_t n, std::size_t bucket, unsigned levels, std::size_t words,
+                            std::size_t norms) {
+  if (words != qsgd_code_words(n, bucket, levels)) {
+    throw std::invalid_argument("qsgd: the code is not qsgd_code_words(n, bucket, levels) words");
+  }
+  const std::size_t buckets = (n + bucket - 1) / bucket;
+  if (norms != buckets) throw std::invalid_argument("qsgd: not one norm a bucket");
+  return buckets;
+}
+
+Bucket bucket_at(std::size_t b, std::size_t n, std::size_t bucket, unsigned levels) {
+  const std::size_t first = b * bucket, entries = std::min(bucket, n - first);
+  return {first, entries, b * qsgd_words(bucket, levels), qsgd_words(entries, levels)};
+}
+
+}  // namespace
+
+void qsgd_encode_buckets(std::span<const float> v, std::size_t bucket, unsigned levels,
+                         std::uint64_t key, std::span<std::uint64_t> code, std::span<float> norms) {
+  const std::size_t buckets = checked_buckets(v.size(), bucket, levels, code.size(), norms.size());
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const Bucket at = bucket_at(b, v.size(), bucket, levels);
+    norms[b] = qsgd_encode(v.subspan(at.first, at.entries), levels, key, at.first,
+                           code.subspan(at.first_word, at.words));
+  }
+}
+
+void qsgd_decode_add_buckets(std::span<const std::uint64_t> code, std::span<const float> norms,
+                             std::size_t bucket, unsigned levels, float scale,
+                             std::span<float> out) {
+  const std::size_t buckets =
+      checked_buckets(out.size(), bucket, levels, code.size(), norms.size());
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const Bucket at = bucket_at(b, out.size(), bucket, levels);
+    qsgd_decode_add(code.subspan(at.first_word, at.words), levels, norms[b], scale,
+                    out.subspan(at.first, at.entries));
   }
 }
 

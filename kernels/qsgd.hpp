@@ -46,4 +46,17 @@ float qsgd_encode(std::span<const float> v, unsigned levels, std::uint64_t key, 
 void qsgd_decode_add(std::span<const std::uint64_t> code, unsigned levels, float norm, float scale,
                      std::span<float> out);
 
+// A whole vector in buckets of `bucket` entries (the last one shorter where the size is not a
+// multiple): bucket b is entries b·bucket .., its words from b·qsgd_words(bucket, levels) on.
+// The words of a vector of n entries:
+std::size_t qsgd_code_words(std::size_t n, std::size_t bucket, unsigned levels);
+// Encodes every bucket, bucket b with first = b·bucket, its norm into norms[b];
+// code.size() == qsgd_code_words(v.size(), bucket, levels), norms.size() == the buckets.
+void qsgd_encode_buckets(std::span<const float> v, std::size_t bucket, unsigned levels,
+                         std::uint64_t key, std::span<std::uint64_t> code, std::span<float> norms);
+// Decodes every bucket of such a code and adds scale times it to out.
+void qsgd_decode_add_buckets(std::span<const std::uint64_t> code, std::span<const float> norms,
+                             std::size_t bucket, unsigned levels, float scale,
+                             std::span<float> out);
+
 }  // namespace commsgd::kernels

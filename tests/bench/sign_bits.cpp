@@ -32,27 +32,6 @@ namespace {
 constexpr unsigned kQsgdLevels = 4;
 constexpr std::size_t kQsgdBucket = 512;
 
-// QSGD's code of x, bucket by bucket as the algorithm encodes it; the norms into `norms`.
-void qsgd_encode_all(std::span<const float> x, std::span<std::uint64_t> code,
-                     std::span<float> norms) {
-  const std::size_t words = kernels::qsgd_words(kQsgdBucket, kQsgdLevels);
-  for (std::size_t b = 0; b * kQsgdBucket < x.size(); ++b) {
-    const std::size_t n = std::min(kQsgdBucket, x.size() - b * kQsgdBucket);
-    norms[b] = kernels::qsgd_encode(x.subspan(b * kQsgdBucket, n), kQsgdLevels, 1, b * kQsgdBucket,
-                                    code.subspan(b * words, kernels::qsgd_words(n, kQsgdLevels)));
-  }
-}
-
-void qsgd_decode_all(std::span<const std::uint64_t> code, std::span<const float> norms,
-                     std::span<float> out) {
-  const std::size_t words = kernels::qsgd_words(kQsgdBucket, kQsgdLevels);
-  for (std::size_t b = 0; b * kQsgdBucket < out.size(); ++b) {
-    const std::size_t n = std::min(kQsgdBucket, out.size() - b * kQsgdBucket);
-    kernels::qsgd_decode_add(code.subspan(b * words, kernels::qsgd_words(n, kQsgdLevels)),
-                             kQsgdLevels, norms[b], 1e-3f, out.subspan(b * kQsgdBucket, n));
-  }
-}
-
 struct SignSettings {
   std::vector<std::size_t> sizes = {1'000'000, 25'000'000};
   int repeats = 7;
@@ -69,7 +48,7 @@ void run(const SignSettings& s) {
     std::vector<std::uint64_t> bits(kernels::sign_words(d));
     std::vector<float> out(d, 0.0f);
     const std::size_t buckets = (d + kQsgdBucket - 1) / kQsgdBucket;
-    std::vector<std::uint64_t> code(buckets * kernels::qsgd_words(kQsgdBucket, kQsgdLevels));
+    std::vector<std::uint64_t> code(kernels::qsgd_code_words(d, kQsgdBucket, kQsgdLevels));
     std::vector<float> norms(buckets);
     std::size_t sink = 0;
     double l1 = 0;
@@ -79,8 +58,14 @@ void run(const SignSettings& s) {
         {"read_write", [&] { kernels::scale(out, 1.0f); }, {}},
         {"decode", [&] { kernels::add_signs(bits, 0, 1e-3f, out); }, {}},
         {"l1", [&] { l1 += kernels::l1_norm(x); }, {}},
-        {"qsgd_encode", [&] { qsgd_encode_all(x, code, norms); }, {}},
-        {"qsgd_decode", [&] { qsgd_decode_all(code, norms, out); }, {}}};
+        {"qsgd_encode",
+         [&] { kernels::qsgd_encode_buckets(x, kQsgdBucket, kQsgdLevels, 1, code, norms); },
+         {}},
+        {"qsgd_decode",
+         [&] {
+           kernels::qsgd_decode_add_buckets(code, norms, kQsgdBucket, kQsgdLevels, 1e-3f, out);
+         },
+         {}}};
     for (int r = 0; r < s.repeats; ++r) {
       for (Candidate& c : candidates) {
         const algorithms::Stopwatch watch;

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstddef>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -34,6 +34,7 @@
 #include "kernels/threshold.hpp"
 #include "kernels/topk.hpp"
 #include "kernels/vector_ops.hpp"
+#include "tests/support/cuda_stream_test.hpp"
 
 namespace commsgd::kernels {
 namespace {
@@ -70,46 +71,13 @@ void expect_same_set(const SparseSet& cpu, const SparseSet& gpu, const std::stri
   }
 }
 
-class DeviceVector {
- public:
-  DeviceVector(const std::vector<float>& host, cudaStream_t stream) : data_(host.size(), stream) {
-    cuda::check(cudaMemcpyAsync(data_.data(), host.data(), host.size() * sizeof(float),
-                                cudaMemcpyHostToDevice, stream),
-                "upload");
-  }
-  float* data() { return data_.data(); }
-  std::vector<float> download(cudaStream_t stream) const {
-    std::vector<float> host(data_.size());
-    cuda::check(cudaMemcpyAsync(host.data(), data_.data(), host.size() * sizeof(float),
-                                cudaMemcpyDeviceToHost, stream),
-                "download");
-    cuda::check(cudaStreamSynchronize(stream), "download");
-    return host;
-  }
+using DeviceVector = testing::DeviceCopy<float>;
 
- private:
-  cuda::DeviceArray<float> data_;
-};
-
-class CudaKernels : public ::testing::Test {
+class CudaKernels : public testing::CudaStreamTest {
  protected:
-  void SetUp() override {
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess || devices == 0) {
-      GTEST_SKIP() << "no CUDA device (" << cudaGetErrorString(status)
-                   << "): kernels/cuda is compiled here, not run";
-    }
-    cuda::check(cudaStreamCreate(&stream_), "cudaStreamCreate");
-  }
-  // The fixture's buffers are freed on stream_ (stream-ordered), so they go first; then every
-  // error the test's work left on the stream shows here, not in the next test.
   void TearDown() override {
     out_ = cuda::DeviceSparseSet{};
-    if (stream_ == nullptr) return;
-    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    EXPECT_EQ(cudaStreamDestroy(stream_), cudaSuccess);
-    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "an error no call of the test read";
+    CudaStreamTest::TearDown();
   }
 
   // Runs both selectors on x and expects the same set; returns the CPU's.
@@ -124,7 +92,6 @@ class CudaKernels : public ::testing::Test {
     return expected;
   }
 
-  cudaStream_t stream_ = nullptr;
   cuda::DeviceSparseSet out_;
 };
 
