@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "kernels/half_precision.hpp"
+#include "kernels/qsgd.hpp"
+#include "kernels/sign_bits.hpp"
 #include "kernels/sparse_ops.hpp"
 #include "kernels/vector_ops.hpp"
 
@@ -17,7 +19,10 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/device_array.hpp"
+#include "kernels/cuda/low_rank.hpp"
+#include "kernels/cuda/qsgd.hpp"
 #include "kernels/cuda/sampling.hpp"
+#include "kernels/cuda/sign_bits.hpp"
 #include "kernels/cuda/sparse_ops.hpp"
 #include "kernels/cuda/threshold.hpp"
 #include "kernels/cuda/topk.hpp"
@@ -111,6 +116,19 @@ void add(Buffer<float> acc, Buffer<const float> x) {
 #endif
 }
 
+void subtract(Buffer<float> acc, Buffer<const float> x) {
+  const Place p = common_place("subtract", acc, x);
+  same_size("subtract", acc.size(), x);
+  if (p.memory == Memory::host) {
+    return kernels::subtract(acc.host("subtract"), x.host("subtract"));
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::subtract(acc.data(), x.data(), acc.size(), stream_of(p));
+#else
+  no_cuda("subtract");
+#endif
+}
+
 void scale(Buffer<float> x, float factor) {
   if (x.on_host()) return kernels::scale(x.host("scale"), factor);
 #ifdef COMMSGD_WITH_CUDA
@@ -142,6 +160,161 @@ void sgd_step(Buffer<float> params, Buffer<const float> grads, Buffer<float> mom
   cuda::sgd_step(params.data(), grads.data(), momentum.data(), params.size(), hp, stream_of(p));
 #else
   no_cuda("sgd_step");
+#endif
+}
+
+void pack_signs(Buffer<const float> v, Buffer<std::uint64_t> bits) {
+  const Place p = common_place("pack_signs", v, bits);
+  if (p.memory == Memory::host)
+    return kernels::pack_signs(v.host("pack_signs"), bits.host("pack_signs"));
+  if (bits.size() != sign_words(v.size())) {
+    throw std::invalid_argument("pack_signs: the bits need ⌈entries / 64⌉ words");
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::pack_signs(v.data(), v.size(), bits.data(), stream_of(p));
+#else
+  no_cuda("pack_signs");
+#endif
+}
+
+void add_signs(Buffer<const std::uint64_t> bits, std::size_t first, float scale,
+               Buffer<float> out) {
+  const Place p = common_place("add_signs", bits, out);
+  if (p.memory == Memory::host) {
+    return kernels::add_signs(bits.host("add_signs"), first, scale, out.host("add_signs"));
+  }
+  if (first + out.size() > bits.size() * kSignsPerWord) {
+    throw std::invalid_argument("add_signs: the entries run past the packed signs");
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::add_signs(bits.data(), first, scale, out.data(), out.size(), stream_of(p));
+#else
+  no_cuda("add_signs");
+#endif
+}
+
+void sign_in_place(Buffer<float> x) {
+  if (x.on_host()) return kernels::sign_in_place(x.host("sign_in_place"));
+#ifdef COMMSGD_WITH_CUDA
+  cuda::sign_in_place(x.data(), x.size(), stream_of(x.place()));
+#else
+  no_cuda("sign_in_place");
+#endif
+}
+
+double l1_norm(Buffer<const float> x) {
+  if (x.on_host()) return kernels::l1_norm(x.host("l1_norm"));
+#ifdef COMMSGD_WITH_CUDA
+  count_bus(sizeof(double));
+  return cuda::l1_norm(x.data(), x.size(), stream_of(x.place()));
+#else
+  no_cuda("l1_norm");
+#endif
+}
+
+void qsgd_encode_buckets(Buffer<const float> v, std::size_t bucket, unsigned levels,
+                         std::uint64_t key, Buffer<std::uint64_t> code, Buffer<float> norms) {
+  const Place p = common_place("qsgd_encode_buckets", v, code, norms);
+  if (p.memory == Memory::host) {
+    const char* who = "qsgd_encode_buckets";
+    return kernels::qsgd_encode_buckets(v.host(who), bucket, levels, key, code.host(who),
+                                        norms.host(who));
+  }
+  if (code.size() != qsgd_code_words(v.size(), bucket, levels) ||
+      norms.size() != (v.size() + bucket - 1) / bucket) {
+    throw std::invalid_argument("qsgd_encode_buckets: the code or the norms do not fit v");
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::qsgd_encode_buckets(v.data(), v.size(), bucket, levels, key, code.data(), norms.data(),
+                            stream_of(p));
+#else
+  no_cuda("qsgd_encode_buckets");
+#endif
+}
+
+void qsgd_decode_add_buckets(Buffer<const std::uint64_t> code, Buffer<const float> norms,
+                             std::size_t bucket, unsigned levels, float scale, Buffer<float> out) {
+  const Place p = common_place("qsgd_decode_add_buckets", code, norms, out);
+  if (p.memory == Memory::host) {
+    const char* who = "qsgd_decode_add_buckets";
+    return kernels::qsgd_decode_add_buckets(code.host(who), norms.host(who), bucket, levels, scale,
+                                            out.host(who));
+  }
+  if (code.size() != qsgd_code_words(out.size(), bucket, levels) ||
+      norms.size() != (out.size() + bucket - 1) / bucket) {
+    throw std::invalid_argument("qsgd_decode_add_buckets: the code or the norms do not fit out");
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::qsgd_decode_add_buckets(code.data(), norms.data(), out.size(), bucket, levels, scale,
+                                out.data(), stream_of(p));
+#else
+  no_cuda("qsgd_decode_add_buckets");
+#endif
+}
+
+namespace {
+
+void check_shape(const char* call, std::size_t m, std::size_t p, std::size_t q, MatrixShape s) {
+  if (m != s.rows * s.cols || p != s.rows * s.rank || q != s.cols * s.rank) {
+    throw std::invalid_argument(std::string(call) + ": buffer sizes do not match the matrix shape");
+  }
+}
+
+}  // namespace
+
+void multiply(Buffer<const float> m, MatrixShape shape, Buffer<const float> q, Buffer<float> p) {
+  const Place at = common_place("multiply", m, q, p);
+  if (at.memory == Memory::host) {
+    return kernels::multiply(m.host("multiply"), shape, q.host("multiply"), p.host("multiply"));
+  }
+  check_shape("multiply", m.size(), p.size(), q.size(), shape);
+#ifdef COMMSGD_WITH_CUDA
+  cuda::multiply(m.data(), shape, q.data(), p.data(), stream_of(at));
+#else
+  no_cuda("multiply");
+#endif
+}
+
+void multiply_transposed(Buffer<const float> m, MatrixShape shape, Buffer<const float> p,
+                         Buffer<float> q) {
+  const Place at = common_place("multiply_transposed", m, p, q);
+  const char* who = "multiply_transposed";
+  if (at.memory == Memory::host) {
+    return kernels::multiply_transposed(m.host(who), shape, p.host(who), q.host(who));
+  }
+  check_shape(who, m.size(), p.size(), q.size(), shape);
+#ifdef COMMSGD_WITH_CUDA
+  cuda::multiply_transposed(m.data(), shape, p.data(), q.data(), stream_of(at));
+#else
+  no_cuda(who);
+#endif
+}
+
+void outer_product(Buffer<const float> p, Buffer<const float> q, MatrixShape shape,
+                   Buffer<float> m) {
+  const Place at = common_place("outer_product", p, q, m);
+  const char* who = "outer_product";
+  if (at.memory == Memory::host) {
+    return kernels::outer_product(p.host(who), q.host(who), shape, m.host(who));
+  }
+  check_shape(who, m.size(), p.size(), q.size(), shape);
+#ifdef COMMSGD_WITH_CUDA
+  cuda::outer_product(p.data(), q.data(), shape, m.data(), stream_of(at));
+#else
+  no_cuda(who);
+#endif
+}
+
+void orthonormalize_columns(Buffer<float> columns, std::size_t length, std::size_t rank) {
+  const char* who = "orthonormalize_columns";
+  if (columns.on_host()) return kernels::orthonormalize_columns(columns.host(who), length, rank);
+  if (columns.size() != length * rank) {
+    throw std::invalid_argument("orthonormalize_columns: not rank columns of length entries");
+  }
+#ifdef COMMSGD_WITH_CUDA
+  cuda::orthonormalize_columns(columns.data(), length, rank, stream_of(columns.place()));
+#else
+  no_cuda(who);
 #endif
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "kernels/buffer.hpp"
+#include "kernels/low_rank.hpp"
 #include "kernels/sgd.hpp"
 #include "kernels/sparse_set.hpp"
 
@@ -29,6 +30,8 @@ std::uint64_t bus_bytes();
 void copy(Buffer<const float> from, Buffer<float> to);
 // acc += x.
 void add(Buffer<float> acc, Buffer<const float> x);
+// acc −= x.
+void subtract(Buffer<float> acc, Buffer<const float> x);
 // x *= factor.
 void scale(Buffer<float> x, float factor);
 // Σ x² in double (on a device, waits for the stream to return it).
@@ -54,6 +57,32 @@ void fill_zero(Buffer<float> x);
 // that leaves or enters a process (checkpoints), not for a step's path.
 void copy_to_host(Buffer<const float> from, std::span<float> to);
 void copy_from_host(std::span<const float> from, Buffer<float> to);
+
+// The compressed family's codes: kernels/sign_bits.hpp and kernels/qsgd.hpp, the same bits in
+// either place.
+// Packs the signs of v into bits (sign_words(v.size()) words).
+void pack_signs(Buffer<const float> v, Buffer<std::uint64_t> bits);
+// out[j] += ±scale, the sign of entry first + j of `bits`.
+void add_signs(Buffer<const std::uint64_t> bits, std::size_t first, float scale, Buffer<float> out);
+// x[i] = sign(x[i]): −1, 0 or 1.
+void sign_in_place(Buffer<float> x);
+// Σ |x_i| in double (on a device, waits for the stream to return it).
+double l1_norm(Buffer<const float> x);
+// QSGD's code and norms of v, bucket by bucket (kernels::qsgd_encode_buckets).
+void qsgd_encode_buckets(Buffer<const float> v, std::size_t bucket, unsigned levels,
+                         std::uint64_t key, Buffer<std::uint64_t> code, Buffer<float> norms);
+// out += scale · the decoded code (kernels::qsgd_decode_add_buckets).
+void qsgd_decode_add_buckets(Buffer<const std::uint64_t> code, Buffer<const float> norms,
+                             std::size_t bucket, unsigned levels, float scale, Buffer<float> out);
+
+// PowerSGD's products (kernels/low_rank.hpp); on a device, sums in another order than the
+// host's, so the same values to rounding.
+void multiply(Buffer<const float> m, MatrixShape shape, Buffer<const float> q, Buffer<float> p);
+void multiply_transposed(Buffer<const float> m, MatrixShape shape, Buffer<const float> p,
+                         Buffer<float> q);
+void outer_product(Buffer<const float> p, Buffer<const float> q, MatrixShape shape,
+                   Buffer<float> m);
+void orthonormalize_columns(Buffer<float> columns, std::size_t length, std::size_t rank);
 
 // A stream of one's own, for a thread whose work goes on beside the caller's (a communication
 // thread) on buffers in `memory`: on a device, a new CUDA stream on the current device that

@@ -32,8 +32,8 @@ declare -A proves=(
 without NCCL's library and header, nvcc, or a carried mpirun that runs"
   [build]="commsgd-train, commsgd-bench, commsgd-report and test_gpu_trainer build against the \
 node's PyTorch, CUDA and NCCL (in the background)"
-  [kernels]="the CUDA kernels select, merge and compute what the CPU ones do (prebuilt \
-test_cuda_kernels), a failed release leaves no error for the next launch \
+  [kernels]="the CUDA kernels select, merge, code (signs, QSGD's levels, PowerSGD's products) \
+and compute what the CPU ones do (prebuilt test_cuda_kernels), a failed release leaves no error for the next launch \
 (AFailedReleaseIsNotTheNextLaunchsError), and a subset is clean under compute-sanitizer memcheck"
   [backends]="the NCCL and staged device back ends at 2 and 1 ranks (2 NCCL ranks on the one \
 GPU, told apart by NCCL_HOSTID): a wait that polled leaves no error behind \
@@ -48,7 +48,8 @@ gossip ones at 2 ranks), dense also in small buckets and with fp16 on the wire; 
 each recorded"
   [trainer-tests]="--device cuda follows --device cpu's trajectory for every algorithm, osgp \
 also with batch norm, whose statistics go through the host while an exchange is in flight; an \
-emulated link takes the staged back end (test_gpu_trainer, 2 threads a rank)"
+emulated link takes the staged back end (test_gpu_trainer, 4 shards side by side, 2 threads a \
+rank)"
   [bench]="the CUDA selectors' time at d = 25M, densities 0.001 and 0.01, against a device copy \
 and torch::topk (commsgd-bench gpu-kernels)"
   [models]="ResNet-20 and VGG-16 as the gTop-k paper ran them (batch 32 and 128, density 0.001) \
@@ -58,11 +59,14 @@ paper's 32-worker table (models.sqlite)"
 )
 build_dir=build/cuda-gpu-check
 # Small cases of every kind of kernel (threshold selection, merge, scatter, the dense operations
-# and half conversions): memcheck multiplies a kernel's time many times over.
+# and half conversions, the sign and QSGD codes): memcheck multiplies a kernel's time many times
+# over.
 memcheck_filter=CudaKernels.EmptyInputSelectsNothing
 memcheck_filter+=:CudaKernels.SelectionBeyondCapacityReportsItsTrueCount
 memcheck_filter+=:CudaKernels.MergeKeepKIsTheCpuMerge
 memcheck_filter+=:CudaKernels.ScatterAddAddAndZeroAppliedAreTheCpus
+memcheck_filter+=:CudaCompressedKernels.PackedSignsAreTheCpus
+memcheck_filter+=:CudaCompressedKernels.QsgdCodesAreTheCpusWhereTheNormsAre
 memcheck_filter+=:CudaKernels.DenseOperationsAreTheCpus
 
 usage() {
@@ -576,7 +580,7 @@ stage_algorithms() {
   # NAME RANKS OPTIONS: the gossip algorithms need 2 workers (dpsgd and adpsgd an even number).
   local runs=("dense 1" "dense-buckets 1 --algo dense --bucket-mb 0.01"
     "dense-fp16 1 --algo dense --wire-dtype fp16" "topk 1" "gtopk 1" "gaussiank 1"
-    "sgp 2" "osgp 2" "dpsgd 2" "adpsgd 2")
+    "sgp 2" "osgp 2" "dpsgd 2" "adpsgd 2" "signsgd 1" "ef-signsgd 1" "qsgd 1" "powersgd 1")
   # Side by side: each is seconds of start-up for a few milliseconds of training.
   for run in "${runs[@]}"; do
     read -r name ranks options <<<"$run"
@@ -602,7 +606,7 @@ stage_algorithms() {
 
 stage_trainer_tests() {
   need_gpu
-  local tests shard shards=3 status=0 pids=()
+  local tests shard shards=4 status=0 pids=()
   tests=$(built tests/test_gpu_trainer)
   # In shards side by side: each case trains twice, and most of that is start-up.
   for ((shard = 0; shard < shards; shard++)); do

@@ -305,11 +305,9 @@ void declare_run_options(Declarations& d) {
           "of its node-local rank, modulo the GPUs it sees) or cuda:N. On a GPU, the algorithm "
           "keeps the gradient, momentum and parameters there and communicates over NCCL (over "
           "MPI through host memory where ranks share a GPU); the sparse family with the "
-          "original code's selectors or a gradient or norm study, and the compressed "
-          "algorithms (no CUDA kernels yet), work on host copies over MPI. The run record's "
-          "backend column "
-          "says which. cuda and cuda:N need commsgd-train "
-          "and its LibTorch built with CUDA")
+          "original code's selectors, and a gradient or norm study, work on host copies over "
+          "MPI. The run record's backend column says which. cuda and cuda:N need "
+          "commsgd-train and its LibTorch built with CUDA")
       ->group(run);
   d.flag("--no-tf32", &Options::no_tf32,
          "On a GPU of the Ampere generation or later, compute convolutions in full fp32: "

@@ -19,13 +19,15 @@ namespace commsgd::algorithms {
 //   g = (1/P) Σ_r Δ_r                    which the optimizer applies with the learning rate
 // The paper's p is γg + e, in units of the step; here e is in units of the gradient, as PyTorch's
 // PowerSGD hook and GRACE keep their residuals: the same iterates at a constant learning rate.
-// The error is the algorithm's state, kept in checkpoints.
+// The error is the algorithm's state, kept in checkpoints. Works where the gradient is, host or
+// device, but for --norm-study-every, which reads the host's.
 class EfSignSgd : public Algorithm {
  public:
   // Uses config.barrier_before_communicate, norm_study_every and seed.
   EfSignSgd(comm::Communicator& comm, const AlgorithmConfig& config);
 
   void set_layout(std::span<const ParameterLayout> layout) override;
+  bool works_in(kernels::Memory memory) const override;
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
@@ -37,7 +39,7 @@ class EfSignSgd : public Algorithm {
   comm::Communicator& comm_;
   const bool barrier_;
   std::vector<ParameterLayout> layout_;
-  std::vector<float> error_;   // e, one entry per parameter entry
+  kernels::ops::Storage<float> error_;  // e, one entry per parameter entry, where g is
   std::vector<float> scales_;  // this rank's ‖p_t‖₁ / d_t
   std::vector<float> received_scales_;  // a rank's, as the allgather brought them
   std::optional<CodeAllgather> exchange_;

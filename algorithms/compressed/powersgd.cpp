@@ -1,13 +1,13 @@
 #include "algorithms/compressed/powersgd.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <random>
 #include <stdexcept>
 #include <string>
 
 #include "algorithms/stopwatch.hpp"
 #include "algorithms/traffic_meter.hpp"
-#include "kernels/vector_ops.hpp"
 
 namespace commsgd::algorithms {
 namespace {
@@ -72,20 +72,48 @@ void PowerSgd::set_layout(std::span<const ParameterLayout> layout) {
                         "is " +
                         std::to_string(most));
   }
-  error_.assign(entries, 0.0f);
-  rest_and_ps_.assign(rest_entries_ + p_entries, 0.0f);
-  qs_.assign(q_entries, 0.0f);
+  const auto zeros = [](kernels::ops::Storage<float>& s, std::size_t size) {
+    s.resize(size, kernels::kHost);
+    kernels::ops::fill_zero(s.buffer());
+  };
+  zeros(error_, entries);
+  zeros(rest_and_ps_, rest_entries_ + p_entries);
+  zeros(qs_, q_entries);
 }
 
-std::span<const float> PowerSgd::p_factors() const {
-  return std::span(rest_and_ps_).subspan(rest_entries_);
+bool PowerSgd::works_in(kernels::Memory memory) const {
+  return memory == kernels::Memory::host || !norm_study_.enabled();
 }
 
-void PowerSgd::synchronize_gradients(Buffer<float> grads) {
-  const std::span<float> g = grads.host("powersgd");
+namespace {
+
+std::vector<float> on_host(Buffer<const float> values) {
+  std::vector<float> copy(values.size());
+  kernels::ops::copy_to_host(values, copy);
+  return copy;
+}
+
+}  // namespace
+
+std::vector<float> PowerSgd::p_factors() const {
+  return on_host(rest_and_ps_.buffer().subspan(rest_entries_, rest_and_ps_.size() - rest_entries_));
+}
+
+std::vector<float> PowerSgd::q_factors() const {
+  return on_host(qs_.buffer());
+}
+
+void PowerSgd::place(kernels::Place place) {
+  kernels::ops::relocate(error_, place);
+  kernels::ops::relocate(rest_and_ps_, place);
+  kernels::ops::relocate(qs_, place);
+}
+
+void PowerSgd::synchronize_gradients(Buffer<float> g) {
   if (g.size() != error_.size() || g.empty()) {
     throw std::logic_error("powersgd: the gradient is not the size of the layout (set_layout)");
   }
+  place(g.place());
   stats_.entries_offered += g.size();
   // Entries sent: the whole gradient before the start iteration, the rest and factors after.
   stats_.entries_sent += iteration_ < start_iteration_ ? g.size() : compressed_entries();
@@ -96,100 +124,116 @@ void PowerSgd::synchronize_gradients(Buffer<float> grads) {
   }
   const auto iteration = static_cast<std::uint64_t>(iteration_);
   const bool study = norm_study_.due(iteration);
-  if (study) norm_study_.take_dense(g, stats_, error_);  // x: the mean of M = g + e
+  const char* const study_needs = "--norm-study-every";
+  if (study) {  // x: the mean of M = g + e
+    norm_study_.take_dense(g.host(study_needs), stats_, error_.buffer().host(study_needs));
+  }
   const bool compressing = iteration_++ >= start_iteration_;
   if (compressing) {
     compress(g);
   } else {
     allreduce(g);
-    kernels::scale(g, 1.0f / static_cast<float>(comm_.size()));
+    kernels::ops::scale(g, 1.0f / static_cast<float>(comm_.size()));
   }
   if (study) {
     const std::size_t sent = compressing ? compressed_entries() : g.size();
-    norm_study_.study_at_equal_bytes(g, sent * sizeof(float), iteration, stats_);
+    norm_study_.study_at_equal_bytes(g.host(study_needs), sent * sizeof(float), iteration, stats_);
   }
 }
 
-void PowerSgd::compress(std::span<float> g) {
+void PowerSgd::compress(Buffer<float> g) {
   const float share = 1.0f / static_cast<float>(comm_.size());
-  const std::span<float> m(error_);
-  const std::span<float> ps = std::span(rest_and_ps_).subspan(rest_entries_);
-  const auto matrix = [&](const Matrix& x, std::span<float> of) {
+  const Buffer<float> m = error_.buffer(), rest_and_ps = rest_and_ps_.buffer(), qs = qs_.buffer();
+  const Buffer<float> ps = rest_and_ps.subspan(rest_entries_, rest_and_ps.size() - rest_entries_);
+  const auto matrix = [&](const Matrix& x, Buffer<float> of) {
     return of.subspan(x.offset, x.shape.rows * x.shape.cols);
   };
   const auto p = [&](const Matrix& x) {
     return ps.subspan(x.p_offset, x.shape.rows * x.shape.rank);
   };
   const auto q = [&](const Matrix& x) {
-    return std::span(qs_).subspan(x.q_offset, x.shape.cols * x.shape.rank);
+    return qs.subspan(x.q_offset, x.shape.cols * x.shape.rank);
   };
 
   Stopwatch watch;
-  kernels::add_blocks(m, g, 1.0f);  // M = g + e
+  kernels::ops::add(m, g);  // M = g + e
   std::size_t next = 0;
   for (const Stretch& s : rest_) {
-    std::copy_n(m.data() + s.offset, s.count, rest_and_ps_.data() + next);
+    kernels::ops::copy(m.subspan(s.offset, s.count), rest_and_ps.subspan(next, s.count));
     next += s.count;
   }
   if (!q_drawn_) draw_q();
   for (const Matrix& x : matrices_) {
-    kernels::orthonormalize_columns(q(x), x.shape.cols, x.shape.rank);
-    kernels::multiply(matrix(x, m), x.shape, q(x), p(x));  // P = M·Q
+    kernels::ops::orthonormalize_columns(q(x), x.shape.cols, x.shape.rank);
+    kernels::ops::multiply(matrix(x, m), x.shape, q(x), p(x));  // P = M·Q
   }
   stats_.select_seconds += watch.seconds();
 
-  allreduce(rest_and_ps_);
+  allreduce(rest_and_ps);
 
   watch.restart();
   next = 0;
   for (const Stretch& s : rest_) {
-    std::transform(rest_and_ps_.data() + next, rest_and_ps_.data() + next + s.count,
-                   g.data() + s.offset, [share](float sum) { return sum * share; });
+    const Buffer<float> mean = g.subspan(s.offset, s.count);
+    kernels::ops::copy(rest_and_ps.subspan(next, s.count), mean);
+    kernels::ops::scale(mean, share);
     next += s.count;
   }
   for (const Matrix& x : matrices_) {
-    kernels::orthonormalize_columns(p(x), x.shape.rows, x.shape.rank);
-    kernels::multiply_transposed(matrix(x, m), x.shape, p(x), q(x));  // Q = Mᵀ·P
+    kernels::ops::orthonormalize_columns(p(x), x.shape.rows, x.shape.rank);
+    kernels::ops::multiply_transposed(matrix(x, m), x.shape, p(x), q(x));  // Q = Mᵀ·P
   }
   stats_.select_seconds += watch.seconds();
 
-  allreduce(qs_);
+  allreduce(qs);
 
-  kernels::scale(qs_, share);
-  for (const Matrix& x : matrices_) kernels::outer_product(p(x), q(x), x.shape, matrix(x, g));
-  kernels::subtract(m, g);  // e = M − g
+  kernels::ops::scale(qs, share);
+  for (const Matrix& x : matrices_) {
+    kernels::ops::outer_product(p(x), q(x), x.shape, matrix(x, g));
+  }
+  kernels::ops::subtract(m, g);  // e = M − g
 }
 
-// Sums `values` over the ranks: its seconds are communication, its bytes the step's traffic.
-void PowerSgd::allreduce(std::span<float> values) {
+// Sums `values` over the ranks: its seconds are communication (on a device, until it is done),
+// its bytes the step's traffic.
+void PowerSgd::allreduce(Buffer<float> values) {
   const Stopwatch watch;
   const TrafficMeter traffic(comm_);
-  comm_.allreduce(values, comm::ReduceOp::sum);
+  comm_.allreduce(values.data(), values.size(), comm::DataType::f32, comm::ReduceOp::sum,
+                  values.place());
+  comm_.synchronize(values.place());
   stats_.communicate_seconds += watch.seconds();
   traffic.add_to(stats_.bytes_sent, stats_.bytes_received);
 }
 
 // Q's first value, the same on every rank: standard normal entries from the run's seed, as the
-// hook draws them from its own seeded generator.
+// hook draws them from its own seeded generator; drawn on the host.
 void PowerSgd::draw_q() {
   std::mt19937_64 rng(seed_);
   std::normal_distribution<float> normal;
-  for (float& x : qs_) x = normal(rng);
+  std::vector<float> q(qs_.size());
+  for (float& x : q) x = normal(rng);
+  kernels::ops::copy_from_host(q, qs_.buffer());
   q_drawn_ = true;
 }
 
 void PowerSgd::save_state(StateWriter& out) {
   out.write(static_cast<std::int64_t>(iteration_));
   out.write(static_cast<std::uint8_t>(q_drawn_));
-  out.write(std::span<const float>(error_));
-  out.write(std::span<const float>(qs_));
+  out.write(std::span<const float>(on_host(error_.buffer())));
+  out.write(std::span<const float>(on_host(qs_.buffer())));
 }
 
+// Into host memory: synchronize_gradients moves them where the gradient is.
 void PowerSgd::load_state(StateReader& in) {
   iteration_ = static_cast<long>(in.read<std::int64_t>());
   q_drawn_ = in.read<std::uint8_t>() != 0;
-  in.read(std::span<float>(error_));
-  in.read(std::span<float>(qs_));
+  for (kernels::ops::Storage<float>* state : {&error_, &qs_}) {
+    std::vector<float> values(state->size());
+    in.read(std::span<float>(values));
+    state->resize(values.size(), kernels::kHost);
+    kernels::ops::copy_from_host(values, state->buffer());
+  }
 }
 
 }  // namespace commsgd::algorithms

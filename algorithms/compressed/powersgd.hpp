@@ -8,6 +8,7 @@
 #include "algorithms/algorithm.hpp"
 #include "algorithms/norm_study.hpp"
 #include "kernels/low_rank.hpp"
+#include "kernels/ops.hpp"
 
 namespace commsgd::algorithms {
 
@@ -29,7 +30,8 @@ namespace commsgd::algorithms {
 // Before iteration --powersgd-start-iter the gradient is allreduced and averaged as is, without
 // error feedback (the hook's start_powerSGD_iter). The hook allreduces the rest and the P's in
 // two calls; one call here sends the same bytes with one latency less. State in checkpoints: the
-// iteration, e and Q.
+// iteration, e and Q. Works where the gradient is, host or device, but for --norm-study-every,
+// which reads the host's.
 class PowerSgd : public Algorithm {
  public:
   // Uses config.powersgd_rank, powersgd_start_iter, seed (Q's first draw, the same on every
@@ -38,6 +40,7 @@ class PowerSgd : public Algorithm {
 
   // Throws std::invalid_argument where no parameter is worth compressing at this rank.
   void set_layout(std::span<const ParameterLayout> layout) override;
+  bool works_in(kernels::Memory memory) const override;
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
@@ -46,9 +49,10 @@ class PowerSgd : public Algorithm {
   void load_state(StateReader& in) override;
 
   // Every compressed matrix's factors of the last step, back to back in layout order, each by
-  // columns (kernels/low_rank.hpp): P orthonormalized, Q averaged over the ranks.
-  std::span<const float> p_factors() const;
-  std::span<const float> q_factors() const { return qs_; }
+  // columns (kernels/low_rank.hpp): P orthonormalized, Q averaged over the ranks. Copies, in host
+  // memory.
+  std::vector<float> p_factors() const;
+  std::vector<float> q_factors() const;
   // Entries each rank allreduces a compressed step: the rest, every P and every Q.
   std::size_t compressed_entries() const { return rest_and_ps_.size() + qs_.size(); }
 
@@ -62,9 +66,11 @@ class PowerSgd : public Algorithm {
     std::size_t offset, count;
   };
 
-  void compress(std::span<float> g);
-  void allreduce(std::span<float> values);
+  void compress(Buffer<float> g);
+  void allreduce(Buffer<float> values);
   void draw_q();
+  // Moves e, the factors and the allreduce's buffer where the gradient is (nothing once there).
+  void place(kernels::Place place);
 
   comm::Communicator& comm_;
   const std::size_t rank_;
@@ -74,9 +80,10 @@ class PowerSgd : public Algorithm {
   std::vector<Matrix> matrices_;
   std::vector<Stretch> rest_;
   std::size_t rest_entries_ = 0;
-  std::vector<float> error_;        // e, then M = g + e during a step
-  std::vector<float> rest_and_ps_;  // the first allreduce's: the rest, then every P
-  std::vector<float> qs_;
+  // Where the gradient is:
+  kernels::ops::Storage<float> error_;        // e, then M = g + e during a step
+  kernels::ops::Storage<float> rest_and_ps_;  // the first allreduce's: the rest, then every P
+  kernels::ops::Storage<float> qs_;
   long iteration_ = 0;
   bool q_drawn_ = false;  // Q holds a last step's factor to start from
   AlgorithmStats stats_;

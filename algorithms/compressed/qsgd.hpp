@@ -3,7 +3,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/compressed/code_allgather.hpp"
@@ -20,13 +19,15 @@ namespace commsgd::algorithms {
 //                                           norm a bucket
 //   g = (1/P) Σ_r Q(g_r)                    decoded; unbiased, E[g] = (1/P) Σ_r g_r
 // The draws are a function of (--seed, step, rank, entry): the step count is the state in
-// checkpoints, and a resumed run draws what the run never stopped would have.
+// checkpoints, and a resumed run draws what the run never stopped would have. Works where the
+// gradient is, host or device, but for --norm-study-every, which reads the host's.
 class Qsgd : public Algorithm {
  public:
   // Uses config.qsgd_levels, qsgd_bucket, seed, barrier_before_communicate and
   // norm_study_every.
   Qsgd(comm::Communicator& comm, const AlgorithmConfig& config);
 
+  bool works_in(kernels::Memory memory) const override;
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }
@@ -40,9 +41,7 @@ class Qsgd : public Algorithm {
   const std::size_t bucket_;
   const std::uint64_t seed_;
   const bool barrier_;
-  std::size_t bucket_words_ = 0;            // a whole bucket's code
-  std::optional<CodeAllgather> exchange_;   // sized by the first gradient
-  std::vector<float> norms_, their_norms_;  // a bucket each
+  std::optional<CodeAllgather> exchange_;  // sized by the first gradient; the norms its scales
   std::int64_t step_ = 0;
   AlgorithmStats stats_;
   NormStudyProbe norm_study_;  // --norm-study-every

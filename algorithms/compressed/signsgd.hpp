@@ -15,12 +15,13 @@ namespace commsgd::algorithms {
 //   g = sign(Σ_r s_r)                    the majority vote; 0 where an even P ties
 // The paper's server sends the vote back as bits; every rank taking the vote itself from the
 // allgathered signs sends the same bits once instead of twice, and reaches the same vote.
-// Nothing carries over between iterations.
+// Nothing carries over between iterations. Works where the gradient is, host or device.
 class SignSgd : public Algorithm {
  public:
   // Uses config.barrier_before_communicate.
   SignSgd(comm::Communicator& comm, const AlgorithmConfig& config);
 
+  bool works_in(kernels::Memory) const override { return true; }
   void synchronize_gradients(Buffer<float> grads) override;
   void after_step(Buffer<float>) override {}
   AlgorithmStats stats() const override { return stats_; }

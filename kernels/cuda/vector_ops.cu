@@ -24,6 +24,10 @@ __global__ void scale_kernel(float* x, std::size_t n, float factor) {
   for (std::size_t i = first_entry(); i < n; i += grid_stride()) x[i] = __fmul_rn(x[i], factor);
 }
 
+__global__ void subtract_kernel(float* x, const float* y, std::size_t n) {
+  for (std::size_t i = first_entry(); i < n; i += grid_stride()) x[i] = __fsub_rn(x[i], y[i]);
+}
+
 __global__ void add_blocks_kernel(float* x, const float* blocks, std::size_t n,
                                   std::size_t block_count, float share) {
   for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
@@ -95,6 +99,12 @@ void scale(float* x, std::size_t n, float factor, cudaStream_t stream) {
   if (n == 0) return;
   scale_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(x, n, factor);
   check_launch("cuda scale");
+}
+
+void subtract(float* x, const float* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  subtract_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(x, y, n);
+  check_launch("cuda subtract");
 }
 
 void add_blocks(float* x, const float* blocks, std::size_t n, std::size_t block_count, float share,

@@ -20,6 +20,9 @@ void add(float* acc, const float* g, std::size_t n, cudaStream_t stream);
 // x *= factor.
 void scale(float* x, std::size_t n, float factor, cudaStream_t stream);
 
+// x −= y over n entries.
+void subtract(float* x, const float* y, std::size_t n, cudaStream_t stream);
+
 // Σ x², in double. Synchronizes the stream to return it: the one scalar the trainer needs on the
 // host each step (the gradient's norm). Summed in another order than the host's loop, so its
 // last bits may differ.

@@ -5,6 +5,7 @@
 // takes the GPU where there is one and the CPU elsewhere.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
 #include <string>
@@ -180,9 +181,18 @@ INSTANTIATE_TEST_SUITE_P(
                       // Asynchronous: its mixes land when the threads get to them.
                       Case{"adpsgd", "mlp", 5e-2},
                       // A study looks at the accumulated gradient on the host: staged.
-                      Case{"topk", "mlp", 1e-2, false, {"--grad-stats-every", "4"}}),
+                      Case{"topk", "mlp", 1e-2, false, {"--grad-stats-every", "4"}},
+                      // A sign, or a level drawn against a threshold, that a last bit of the
+                      // gradient flips moves its entry by a whole step.
+                      Case{"signsgd", "mlp", 5e-2}, Case{"ef-signsgd", "mlp", 5e-2},
+                      Case{"qsgd", "mlp", 5e-2}, Case{"powersgd", "mlp", 1e-2},
+                      // A norm study reads the host's gradient: staged.
+                      Case{"qsgd", "mlp", 5e-2, false, {"--norm-study-every", "4"}}),
     [](const ::testing::TestParamInfo<Case>& info) {
-      return info.param.algo + "_" + info.param.model + (info.param.on_device ? "" : "_staged");
+      std::string name =
+          info.param.algo + "_" + info.param.model + (info.param.on_device ? "" : "_staged");
+      std::replace(name.begin(), name.end(), '-', '_');  // a C identifier: ef_signsgd_mlp
+      return name;
     });
 
 }  // namespace

@@ -1,14 +1,16 @@
 // The algorithms written for device buffers, each run twice on the same inputs: on a CUDA
 // device's buffers (the communicator's staged back end, so ranks may share one GPU) and on host
-// buffers. The same results, bit for bit where the arithmetic is the same (every case here but
-// Gaussian-k, whose threshold comes from sums in another order), and for the sparse family O(k)
-// bytes over the bus per step, not O(d). AD-PSGD, whose threads decide when pairs mix, is held
-// to what timing does not change: the bits of its directed rounds, the sum its pairs keep. Where
-// NCCL was built, AD-PSGD also runs over it, evaluated while its gossip goes on. Every rank skips
-// alike without a CUDA device.
+// buffers. The same results, bit for bit where the arithmetic is the same, else close: Gaussian-k's
+// threshold, QSGD's and EF-signSGD's norms and PowerSGD's products are sums in another order.
+// Over the bus per step: O(k) bytes for the sparse family, not O(d); a few bytes a tensor or none
+// for the compressed family. AD-PSGD, whose threads decide when pairs mix, is held to what timing
+// does not change: the bits of its directed rounds, the sum its pairs keep. Where NCCL was built,
+// AD-PSGD also runs over it, evaluated while its gossip goes on. Every rank skips alike without a
+// CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -45,6 +47,9 @@ void PrintTo(const Case& c, std::ostream* out) {
 constexpr std::size_t kD = 20'000;
 constexpr double kDensity = 0.01;
 constexpr int kSteps = 5;
+// The model's tensors, for the algorithms that work tensor by tensor (ef-signsgd): kD entries.
+const std::vector<ParameterLayout> kLayout = {
+    {0, {100, 100}}, {10'000, {100, 99}}, {19'900, {100}}};
 
 // Rank r's gradient at a step: the same on both runs.
 std::vector<float> gradient(int rank, int step) {
@@ -93,6 +98,7 @@ class DeviceAlgorithms : public DeviceRanks, public ::testing::WithParamInterfac
                            std::uint64_t& bus_bytes_per_step) {
     const std::unique_ptr<Algorithm> algorithm = make_algorithm(config, comm_);
     EXPECT_TRUE(algorithm->works_in(place.memory));
+    algorithm->set_layout(kLayout);
     kernels::ops::Storage<float> params = storage(kD, place, gradient(-1, 0));
     kernels::ops::Storage<float> grads = storage(kD, place), momentum = storage(kD, place);
     algorithm->begin_training(params.buffer());
@@ -122,6 +128,8 @@ TEST_P(DeviceAlgorithms, MatchTheHostRunAndMoveLittleOverTheBus) {
   config.density = kDensity;
   config.bucket_bytes = 0;
   config.max_staleness = 0;  // osgp: each step absorbs its own exchange, whatever the timing
+  // powersgd: compressing from the third step on.
+  if (takes_option(find_algorithm(c.algo), "--powersgd-start-iter")) config.powersgd_start_iter = 2;
   std::uint64_t host_bus = 0, device_bus = 0;
   const std::vector<float> on_host = train(config, kernels::kHost, host_bus);
   const std::vector<float> on_device = train(config, kernels::cuda_place(nullptr), device_bus);
@@ -145,15 +153,24 @@ TEST_P(DeviceAlgorithms, MatchTheHostRunAndMoveLittleOverTheBus) {
     const auto p = static_cast<std::uint64_t>(comm_.size());
     EXPECT_LE(device_bus, (p + 3) * (9 * k + 4)) << "bytes over the bus in one step";
   }
+  if (find_algorithm(c.algo).family == Family::compressed) {
+    // Nothing, or a few bytes a tensor (EF-signSGD's norms and scales), or once PowerSGD's first
+    // Q, drawn on the host: far less than the gradient's 4·kD bytes.
+    EXPECT_LE(device_bus, 4 * kD / 10) << "bytes over the bus in one step";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, DeviceAlgorithms,
                          ::testing::Values(Case{"dense", true}, Case{"topk", true},
                                            Case{"gtopk", true}, Case{"gaussiank", false},
                                            Case{"dpsgd", true}, Case{"sgp", true},
-                                           Case{"osgp", true}),
+                                           Case{"osgp", true}, Case{"signsgd", true},
+                                           Case{"ef-signsgd", false}, Case{"qsgd", false},
+                                           Case{"powersgd", false}),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.algo;
+                           std::string name = info.param.algo;  // a C identifier: ef_signsgd
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
                          });
 
 // AD-PSGD's gossip thread on a stream of its own, with nothing trained (the parameters handed

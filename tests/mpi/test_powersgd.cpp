@@ -78,11 +78,12 @@ TEST(PowerSgd, FactorsAndUpdateEqualLibTorchsOnTheSameMatricesAndQ) {
     const std::vector<float> g0 = gradient(r, 0), g1 = gradient(r, 1);
     for (std::size_t i = 0; i < kD; ++i) m[r].push_back(g1[i] + (g0[i] - update[i]));
   }
-  const std::vector<float> warm_q(algorithm.q_factors().begin(), algorithm.q_factors().end());
+  const std::vector<float> warm_q = algorithm.q_factors();
 
   std::vector<float> g = gradient(comm.rank(), 1);
   algorithm.synchronize_gradients(g);
 
+  const std::vector<float> ps = algorithm.p_factors(), qs = algorithm.q_factors();
   std::size_t p_at = 0, q_at = 0;
   for (const Compressed& x : kMatrices) {
     const auto n = static_cast<std::int64_t>(x.rows), cols = static_cast<std::int64_t>(x.cols);
@@ -102,13 +103,10 @@ TEST(PowerSgd, FactorsAndUpdateEqualLibTorchsOnTheSameMatricesAndQ) {
     q /= p;
     const torch::Tensor approximation = torch::matmul(p_hat, q.t());
 
-    EXPECT_LT(
-        relative_error(factor(algorithm.p_factors().subspan(p_at, x.rows * kRank), x.rows), p_hat),
-        1e-4)
+    EXPECT_LT(relative_error(factor(std::span(ps).subspan(p_at, x.rows * kRank), x.rows), p_hat),
+              1e-4)
         << "P of the matrix at " << x.offset;
-    EXPECT_LT(
-        relative_error(factor(algorithm.q_factors().subspan(q_at, x.cols * kRank), x.cols), q),
-        1e-4)
+    EXPECT_LT(relative_error(factor(std::span(qs).subspan(q_at, x.cols * kRank), x.cols), q), 1e-4)
         << "Q of the matrix at " << x.offset;
     EXPECT_LT(relative_error(as_tensor(std::span(g).subspan(x.offset, x.rows * x.cols), {n, cols}),
                              approximation),
