@@ -8,7 +8,9 @@
 //   reads and writes them once;
 // - l1_norm reads x: against the same one read;
 // - qsgd_encode reads x twice (the norm, then the levels) and writes d/2 bytes: against one read;
-// - qsgd_decode reads d/2 bytes and reads and writes the floats: against scale(out, 1).
+// - qsgd_decode reads d/2 bytes and reads and writes the floats: against scale(out, 1);
+// - draws: QSGD's random numbers alone, one an entry (kernels/qsgd_draw.hpp), which no encoding
+//   with its draws can go below: qsgd_encode against them too.
 // Target (issue "The baselines every comparison needs"): pack and decode within 2x of their pass.
 #include "kernels/sign_bits.hpp"
 
@@ -20,6 +22,7 @@
 
 #include "algorithms/stopwatch.hpp"
 #include "kernels/qsgd.hpp"
+#include "kernels/qsgd_draw.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/vector_ops.hpp"
 #include "tests/bench/benchmarks.hpp"
@@ -32,6 +35,20 @@ namespace {
 constexpr unsigned kQsgdLevels = 4;
 constexpr std::size_t kQsgdBucket = 512;
 
+// QSGD's draws for entries 0 .. d − 1, counted below one half: the encoder's hash and nothing
+// else, built for AVX2 as the encoder is.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+std::size_t
+draws_below_half(std::size_t d) {
+  std::uint32_t below = 0;  // 32-bit lanes throughout, as the encoder's (d < 2^32)
+  for (std::uint32_t i = 0; i < d; ++i) {
+    below += kernels::qsgd_draw::uniform(1, i) < 0.5f;
+  }
+  return below;
+}
+
 struct SignSettings {
   std::vector<std::size_t> sizes = {1'000'000, 25'000'000};
   int repeats = 7;
@@ -40,9 +57,11 @@ struct SignSettings {
 
 void run(const SignSettings& s) {
   std::vector<record::BenchRow> rows;
-  fmt::print("{:>10} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9}\n",
-             "d", "read", "pack", "read_write", "decode", "l1", "q_encode", "q_decode", "pack/rd",
-             "decode/rw", "l1/rd", "q_enc/rd", "q_dec/rw");
+  fmt::print(
+      "{:>10} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} "
+      "{:>9}\n",
+      "d", "read", "pack", "read_write", "decode", "l1", "draws", "q_encode", "q_decode", "pack/rd",
+      "decode/rw", "l1/rd", "q_enc/rd", "q_enc/drw", "q_dec/rw");
   for (const std::size_t d : s.sizes) {
     const std::vector<float> x = normal_data(d);
     std::vector<std::uint64_t> bits(kernels::sign_words(d));
@@ -58,6 +77,7 @@ void run(const SignSettings& s) {
         {"read_write", [&] { kernels::scale(out, 1.0f); }, {}},
         {"decode", [&] { kernels::add_signs(bits, 0, 1e-3f, out); }, {}},
         {"l1", [&] { l1 += kernels::l1_norm(x); }, {}},
+        {"draws", [&] { sink += draws_below_half(d); }, {}},
         {"qsgd_encode",
          [&] { kernels::qsgd_encode_buckets(x, kQsgdBucket, kQsgdLevels, 1, code, norms); },
          {}},
@@ -82,19 +102,22 @@ void run(const SignSettings& s) {
     }
     const double pack = ms["pack"] / ms["read"], decode = ms["decode"] / ms["read_write"],
                  l1_ratio = ms["l1"] / ms["read"], q_encode = ms["qsgd_encode"] / ms["read"],
+                 q_encode_draws = ms["qsgd_encode"] / ms["draws"],
                  q_decode = ms["qsgd_decode"] / ms["read_write"];
     rows.push_back(bench_row("sign_bits", "pack_over_read", params, pack, "ratio"));
     rows.push_back(bench_row("sign_bits", "decode_over_read_write", params, decode, "ratio"));
     rows.push_back(bench_row("sign_bits", "l1_over_read", params, l1_ratio, "ratio"));
     rows.push_back(bench_row("sign_bits", "qsgd_encode_over_read", params, q_encode, "ratio"));
     rows.push_back(
+        bench_row("sign_bits", "qsgd_encode_over_draws", params, q_encode_draws, "ratio"));
+    rows.push_back(
         bench_row("sign_bits", "qsgd_decode_over_read_write", params, q_decode, "ratio"));
     fmt::print(
-        "{:>10} | {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} | {:>9.2f} "
-        "{:>9.2f} "
-        "{:>9.2f} {:>9.2f} {:>9.2f}\n",
-        d, ms["read"], ms["pack"], ms["read_write"], ms["decode"], ms["l1"], ms["qsgd_encode"],
-        ms["qsgd_decode"], pack, decode, l1_ratio, q_encode, q_decode);
+        "{:>10} | {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} | "
+        "{:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n",
+        d, ms["read"], ms["pack"], ms["read_write"], ms["decode"], ms["l1"], ms["draws"],
+        ms["qsgd_encode"], ms["qsgd_decode"], pack, decode, l1_ratio, q_encode, q_encode_draws,
+        q_decode);
   }
   fmt::print("times in ms, median of {} interleaved repeats, one thread\n", s.repeats);
   record_bench(s.db, rows);
