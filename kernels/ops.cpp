@@ -165,8 +165,9 @@ void sgd_step(Buffer<float> params, Buffer<const float> grads, Buffer<float> mom
 
 void pack_signs(Buffer<const float> v, Buffer<std::uint64_t> bits) {
   const Place p = common_place("pack_signs", v, bits);
-  if (p.memory == Memory::host)
+  if (p.memory == Memory::host) {
     return kernels::pack_signs(v.host("pack_signs"), bits.host("pack_signs"));
+  }
   if (bits.size() != sign_words(v.size())) {
     throw std::invalid_argument("pack_signs: the bits need ⌈entries / 64⌉ words");
   }
