@@ -111,4 +111,19 @@ class DeviceArray {
   cudaStream_t stream_ = nullptr;
 };
 
+// A sum the device makes (kernels adding to one double, atomically from several blocks) brought
+// to the host: the double is zeroed, handed to `launch`, which enqueues those kernels on `stream`,
+// and read back once the stream has caught up.
+template <class Launch>
+double device_sum(cudaStream_t stream, Launch&& launch) {
+  DeviceArray<double> sum(1, stream);
+  check(cudaMemsetAsync(sum.data(), 0, sizeof(double), stream), "cudaMemsetAsync");
+  launch(sum.data());
+  double result = 0;
+  check(cudaMemcpyAsync(&result, sum.data(), sizeof result, cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return result;
+}
+
 }  // namespace commsgd::kernels::cuda

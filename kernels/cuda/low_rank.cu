@@ -3,26 +3,17 @@
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/cuda/low_rank.hpp"
 #include "kernels/cuda/selection_core.cuh"
+#include "kernels/cuda/thread_layout.cuh"
 
 namespace commsgd::kernels::cuda {
 namespace {
 
+using detail::first_thread;
+using detail::grid_stride;
+using detail::kWarp;
+using detail::warp_sum;
+
 constexpr int kThreads = detail::kStreamThreads;
-constexpr int kWarp = 32;
-
-__device__ std::size_t first_thread() {
-  return std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-}
-__device__ std::size_t grid_stride() {
-  return std::size_t{gridDim.x} * blockDim.x;
-}
-
-__device__ float warp_sum(float x) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    x += __shfl_down_sync(0xffffffffu, x, offset);
-  }
-  return x;
-}
 
 // p = M·q: one warp a row of M, which it reads once for all r columns of q (r is small).
 __global__ void multiply_kernel(const float* m, MatrixShape s, const float* q, float* p) {

@@ -5,21 +5,19 @@
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/cuda/qsgd.hpp"
 #include "kernels/cuda/selection_core.cuh"
+#include "kernels/cuda/thread_layout.cuh"
 #include "kernels/qsgd.hpp"
 #include "kernels/qsgd_draw.hpp"
 
 namespace commsgd::kernels::cuda {
 namespace {
 
-constexpr int kThreads = detail::kStreamThreads;
-constexpr int kWarp = 32;
+using detail::first_thread;
+using detail::grid_stride;
+using detail::kWarp;
+using detail::warp_sum;
 
-__device__ std::size_t first_thread() {
-  return std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-}
-__device__ std::size_t grid_stride() {
-  return std::size_t{gridDim.x} * blockDim.x;
-}
+constexpr int kThreads = detail::kStreamThreads;
 
 // The layout of kernels/qsgd.hpp, for a kernel: bucket b's entries and words.
 struct Layout {
@@ -40,9 +38,7 @@ __global__ void norms_kernel(const float* v, Layout layout, std::size_t buckets,
     const std::size_t entries = layout.entries(b);
     double sum = 0;
     for (std::size_t j = lane; j < entries; j += kWarp) sum += double(in[j]) * double(in[j]);
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    }
+    sum = warp_sum(sum);
     if (lane == 0) norms[b] = static_cast<float>(sqrt(sum));
   }
 }

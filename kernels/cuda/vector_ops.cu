@@ -3,34 +3,31 @@
 
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/cuda/selection_core.cuh"
+#include "kernels/cuda/thread_layout.cuh"
 #include "kernels/cuda/vector_ops.hpp"
 
 namespace commsgd::kernels::cuda {
 namespace {
 
-// Every kernel here is a grid-stride loop over n entries.
-__device__ std::size_t first_entry() {
-  return std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-}
-__device__ std::size_t grid_stride() {
-  return std::size_t{gridDim.x} * blockDim.x;
-}
+using detail::first_thread;
+using detail::grid_stride;
 
+// Every kernel here is a grid-stride loop over n entries.
 __global__ void add_kernel(float* acc, const float* g, std::size_t n) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) acc[i] = __fadd_rn(acc[i], g[i]);
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) acc[i] = __fadd_rn(acc[i], g[i]);
 }
 
 __global__ void scale_kernel(float* x, std::size_t n, float factor) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) x[i] = __fmul_rn(x[i], factor);
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) x[i] = __fmul_rn(x[i], factor);
 }
 
 __global__ void subtract_kernel(float* x, const float* y, std::size_t n) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) x[i] = __fsub_rn(x[i], y[i]);
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) x[i] = __fsub_rn(x[i], y[i]);
 }
 
 __global__ void add_blocks_kernel(float* x, const float* blocks, std::size_t n,
                                   std::size_t block_count, float share) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) {
     float sum = x[i];
     for (std::size_t b = 0; b < block_count; ++b) sum = __fadd_rn(sum, blocks[b * n + i]);
     x[i] = __fmul_rn(sum, share);
@@ -38,7 +35,7 @@ __global__ void add_blocks_kernel(float* x, const float* blocks, std::size_t n,
 }
 
 __global__ void add_difference_kernel(float* x, const float* a, const float* b, std::size_t n) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) {
     x[i] = __fadd_rn(x[i], __fsub_rn(a[i], b[i]));
   }
 }
@@ -49,7 +46,7 @@ __global__ void squared_distance_kernel(const float* x, const float* y, std::siz
                                         double* sum) {
   __shared__ double partial[detail::kStreamThreads];
   double mine = 0;
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) {
     const double v = static_cast<double>(x[i]) - (y == nullptr ? 0.0 : y[i]);
     mine += v * v;
   }
@@ -65,7 +62,7 @@ __global__ void squared_distance_kernel(const float* x, const float* y, std::siz
 template <bool kNesterov>
 __global__ void sgd_kernel(float* p, const float* g, float* buf, std::size_t n, float lr, float mu,
                            float wd) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) {
     const float d = __fadd_rn(g[i], __fmul_rn(wd, p[i]));
     buf[i] = __fadd_rn(__fmul_rn(mu, buf[i]), d);
     const float step = kNesterov ? __fadd_rn(d, __fmul_rn(mu, buf[i])) : buf[i];
@@ -74,14 +71,14 @@ __global__ void sgd_kernel(float* p, const float* g, float* buf, std::size_t n, 
 }
 
 __global__ void to_half_kernel(const float* x, std::uint16_t* out, std::size_t n, bool bf16) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) {
     out[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x[i]))
                   : __half_as_ushort(__float2half_rn(x[i]));
   }
 }
 
 __global__ void from_half_kernel(const std::uint16_t* h, float* out, std::size_t n, bool bf16) {
-  for (std::size_t i = first_entry(); i < n; i += grid_stride()) {
+  for (std::size_t i = first_thread(); i < n; i += grid_stride()) {
     out[i] =
         bf16 ? __bfloat162float(__ushort_as_bfloat16(h[i])) : __half2float(__ushort_as_half(h[i]));
   }
@@ -127,16 +124,11 @@ double squared_norm(const float* x, std::size_t n, cudaStream_t stream) {
 
 double squared_distance(const float* a, const float* b, std::size_t n, cudaStream_t stream) {
   if (n == 0) return 0;
-  DeviceArray<double> sum(1, stream);
-  check(cudaMemsetAsync(sum.data(), 0, sizeof(double), stream), "cudaMemsetAsync");
-  squared_distance_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(
-      a, b, n, sum.data());
-  check_launch("cuda squared_distance");
-  double result = 0;
-  check(cudaMemcpyAsync(&result, sum.data(), sizeof result, cudaMemcpyDeviceToHost, stream),
-        "cudaMemcpyAsync");
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  return result;
+  return device_sum(stream, [&](double* sum) {
+    squared_distance_kernel<<<detail::stream_grid(n), detail::kStreamThreads, 0, stream>>>(a, b, n,
+                                                                                           sum);
+    check_launch("cuda squared_distance");
+  });
 }
 
 void sgd_step(float* params, const float* grads, float* momentum_buffer, std::size_t n,
