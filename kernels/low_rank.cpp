@@ -6,12 +6,6 @@
 namespace commsgd::kernels {
 namespace {
 
-void check(std::size_t matrix, std::size_t p, std::size_t q, MatrixShape s) {
-  if (matrix != s.rows * s.cols || p != s.rows * s.rank || q != s.cols * s.rank) {
-    throw std::invalid_argument("low rank: buffer sizes do not match the matrix shape");
-  }
-}
-
 // Σ a_i·b_i with eight running sums, so that no addition waits for the one before it.
 float dot(const float* a, const float* b, std::size_t n) {
   constexpr std::size_t kLanes = 8;
@@ -33,9 +27,15 @@ void axpy(float a, const float* x, float* y, std::size_t n) {
 
 }  // namespace
 
+void check_low_rank_sizes(std::size_t m, std::size_t p, std::size_t q, MatrixShape s) {
+  if (m != s.rows * s.cols || p != s.rows * s.rank || q != s.cols * s.rank) {
+    throw std::invalid_argument("low rank: buffer sizes do not match the matrix shape");
+  }
+}
+
 void multiply(std::span<const float> m, MatrixShape s, std::span<const float> q,
               std::span<float> p) {
-  check(m.size(), p.size(), q.size(), s);
+  check_low_rank_sizes(m.size(), p.size(), q.size(), s);
   for (std::size_t i = 0; i < s.rows; ++i) {
     const float* row = m.data() + i * s.cols;
     for (std::size_t k = 0; k < s.rank; ++k) {
@@ -46,7 +46,7 @@ void multiply(std::span<const float> m, MatrixShape s, std::span<const float> q,
 
 void multiply_transposed(std::span<const float> m, MatrixShape s, std::span<const float> p,
                          std::span<float> q) {
-  check(m.size(), p.size(), q.size(), s);
+  check_low_rank_sizes(m.size(), p.size(), q.size(), s);
   for (float& x : q) x = 0;
   // Row by row through M, each adding p[i]·(row i) to every column of q.
   for (std::size_t i = 0; i < s.rows; ++i) {
@@ -59,7 +59,7 @@ void multiply_transposed(std::span<const float> m, MatrixShape s, std::span<cons
 
 void outer_product(std::span<const float> p, std::span<const float> q, MatrixShape s,
                    std::span<float> m) {
-  check(m.size(), p.size(), q.size(), s);
+  check_low_rank_sizes(m.size(), p.size(), q.size(), s);
   for (std::size_t i = 0; i < s.rows; ++i) {
     float* row = m.data() + i * s.cols;
     for (std::size_t j = 0; j < s.cols; ++j) row[j] = 0;

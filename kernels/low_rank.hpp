@@ -15,6 +15,9 @@ struct MatrixShape {
   std::size_t rank = 0;  // r
 };
 
+// Throws std::invalid_argument unless buffers of these sizes fit the shape: M n·m, P n·r, Q m·r.
+void check_low_rank_sizes(std::size_t m, std::size_t p, std::size_t q, MatrixShape shape);
+
 // p = M·q: column k of p is M times column k of q.
 void multiply(std::span<const float> m, MatrixShape shape, std::span<const float> q,
               std::span<float> p);

@@ -221,10 +221,7 @@ void qsgd_encode_buckets(Buffer<const float> v, std::size_t bucket, unsigned lev
     return kernels::qsgd_encode_buckets(v.host(who), bucket, levels, key, code.host(who),
                                         norms.host(who));
   }
-  if (code.size() != qsgd_code_words(v.size(), bucket, levels) ||
-      norms.size() != (v.size() + bucket - 1) / bucket) {
-    throw std::invalid_argument("qsgd_encode_buckets: the code or the norms do not fit v");
-  }
+  check_qsgd_sizes(v.size(), bucket, levels, code.size(), norms.size());
 #ifdef COMMSGD_WITH_CUDA
   cuda::qsgd_encode_buckets(v.data(), v.size(), bucket, levels, key, code.data(), norms.data(),
                             stream_of(p));
@@ -241,10 +238,7 @@ void qsgd_decode_add_buckets(Buffer<const std::uint64_t> code, Buffer<const floa
     return kernels::qsgd_decode_add_buckets(code.host(who), norms.host(who), bucket, levels, scale,
                                             out.host(who));
   }
-  if (code.size() != qsgd_code_words(out.size(), bucket, levels) ||
-      norms.size() != (out.size() + bucket - 1) / bucket) {
-    throw std::invalid_argument("qsgd_decode_add_buckets: the code or the norms do not fit out");
-  }
+  check_qsgd_sizes(out.size(), bucket, levels, code.size(), norms.size());
 #ifdef COMMSGD_WITH_CUDA
   cuda::qsgd_decode_add_buckets(code.data(), norms.data(), out.size(), bucket, levels, scale,
                                 out.data(), stream_of(p));
@@ -253,22 +247,12 @@ void qsgd_decode_add_buckets(Buffer<const std::uint64_t> code, Buffer<const floa
 #endif
 }
 
-namespace {
-
-void check_shape(const char* call, std::size_t m, std::size_t p, std::size_t q, MatrixShape s) {
-  if (m != s.rows * s.cols || p != s.rows * s.rank || q != s.cols * s.rank) {
-    throw std::invalid_argument(std::string(call) + ": buffer sizes do not match the matrix shape");
-  }
-}
-
-}  // namespace
-
 void multiply(Buffer<const float> m, MatrixShape shape, Buffer<const float> q, Buffer<float> p) {
   const Place at = common_place("multiply", m, q, p);
   if (at.memory == Memory::host) {
     return kernels::multiply(m.host("multiply"), shape, q.host("multiply"), p.host("multiply"));
   }
-  check_shape("multiply", m.size(), p.size(), q.size(), shape);
+  check_low_rank_sizes(m.size(), p.size(), q.size(), shape);
 #ifdef COMMSGD_WITH_CUDA
   cuda::multiply(m.data(), shape, q.data(), p.data(), stream_of(at));
 #else
@@ -283,7 +267,7 @@ void multiply_transposed(Buffer<const float> m, MatrixShape shape, Buffer<const 
   if (at.memory == Memory::host) {
     return kernels::multiply_transposed(m.host(who), shape, p.host(who), q.host(who));
   }
-  check_shape(who, m.size(), p.size(), q.size(), shape);
+  check_low_rank_sizes(m.size(), p.size(), q.size(), shape);
 #ifdef COMMSGD_WITH_CUDA
   cuda::multiply_transposed(m.data(), shape, p.data(), q.data(), stream_of(at));
 #else
@@ -298,7 +282,7 @@ void outer_product(Buffer<const float> p, Buffer<const float> q, MatrixShape sha
   if (at.memory == Memory::host) {
     return kernels::outer_product(p.host(who), q.host(who), shape, m.host(who));
   }
-  check_shape(who, m.size(), p.size(), q.size(), shape);
+  check_low_rank_sizes(m.size(), p.size(), q.size(), shape);
 #ifdef COMMSGD_WITH_CUDA
   cuda::outer_product(p.data(), q.data(), shape, m.data(), stream_of(at));
 #else

@@ -20,10 +20,14 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-void check(std::size_t entries, unsigned levels, std::size_t words) {
+void check_levels(unsigned levels) {
   if (levels == 0 || levels > std::numeric_limits<std::int32_t>::max() / 2) {
     throw std::invalid_argument("qsgd: levels must be >= 1 and < 2^30");
   }
+}
+
+void check(std::size_t entries, unsigned levels, std::size_t words) {
+  check_levels(levels);
   if (words != qsgd_words(entries, levels)) {
     throw std::invalid_argument("qsgd: the code is not qsgd_words(entries, levels) words");
   }
@@ -107,6 +111,7 @@ void qsgd_decode_add(std::span<const std::uint64_t> code, unsigned levels, float
 
 std::size_t qsgd_code_words(std::size_t n, std::size_t bucket, unsigned levels) {
   if (bucket == 0) throw std::invalid_argument("qsgd: the bucket must have entries");
+  check_levels(levels);
   if (n == 0) return 0;
   const std::size_t buckets = (n + bucket - 1) / bucket;
   return (buckets - 1) * qsgd_words(bucket, levels) +
@@ -120,17 +125,6 @@ struct Bucket {
   std::size_t first, entries, first_word, words;
 };
 
-// The buckets of a vector of n entries, after checking the sizes of its code and norms.
-std::size_t checked_buckets(std::size_t n, std::size_t bucket, unsigned levels, std::size_t words,
-                            std::size_t norms) {
-  if (words != qsgd_code_words(n, bucket, levels)) {
-    throw std::invalid_argument("qsgd: the code is not qsgd_code_words(n, bucket, levels) words");
-  }
-  const std::size_t buckets = (n + bucket - 1) / bucket;
-  if (norms != buckets) throw std::invalid_argument("qsgd: not one norm a bucket");
-  return buckets;
-}
-
 Bucket bucket_at(std::size_t b, std::size_t n, std::size_t bucket, unsigned levels) {
   const std::size_t first = b * bucket, entries = std::min(bucket, n - first);
   return {first, entries, b * qsgd_words(bucket, levels), qsgd_words(entries, levels)};
@@ -138,10 +132,19 @@ Bucket bucket_at(std::size_t b, std::size_t n, std::size_t bucket, unsigned leve
 
 }  // namespace
 
+void check_qsgd_sizes(std::size_t n, std::size_t bucket, unsigned levels, std::size_t words,
+                      std::size_t norms) {
+  if (words != qsgd_code_words(n, bucket, levels)) {
+    throw std::invalid_argument("qsgd: the code is not qsgd_code_words(n, bucket, levels) words");
+  }
+  if (norms != (n + bucket - 1) / bucket)
+    throw std::invalid_argument("qsgd: not one norm a bucket");
+}
+
 void qsgd_encode_buckets(std::span<const float> v, std::size_t bucket, unsigned levels,
                          std::uint64_t key, std::span<std::uint64_t> code, std::span<float> norms) {
-  const std::size_t buckets = checked_buckets(v.size(), bucket, levels, code.size(), norms.size());
-  for (std::size_t b = 0; b < buckets; ++b) {
+  check_qsgd_sizes(v.size(), bucket, levels, code.size(), norms.size());
+  for (std::size_t b = 0; b < norms.size(); ++b) {
     const Bucket at = bucket_at(b, v.size(), bucket, levels);
     norms[b] = qsgd_encode(v.subspan(at.first, at.entries), levels, key, at.first,
                            code.subspan(at.first_word, at.words));
@@ -151,9 +154,8 @@ void qsgd_encode_buckets(std::span<const float> v, std::size_t bucket, unsigned 
 void qsgd_decode_add_buckets(std::span<const std::uint64_t> code, std::span<const float> norms,
                              std::size_t bucket, unsigned levels, float scale,
                              std::span<float> out) {
-  const std::size_t buckets =
-      checked_buckets(out.size(), bucket, levels, code.size(), norms.size());
-  for (std::size_t b = 0; b < buckets; ++b) {
+  check_qsgd_sizes(out.size(), bucket, levels, code.size(), norms.size());
+  for (std::size_t b = 0; b < norms.size(); ++b) {
     const Bucket at = bucket_at(b, out.size(), bucket, levels);
     qsgd_decode_add(code.subspan(at.first_word, at.words), levels, norms[b], scale,
                     out.subspan(at.first, at.entries));

@@ -48,8 +48,13 @@ void qsgd_decode_add(std::span<const std::uint64_t> code, unsigned levels, float
 
 // A whole vector in buckets of `bucket` entries (the last one shorter where the size is not a
 // multiple): bucket b is entries b·bucket .., its words from b·qsgd_words(bucket, levels) on.
-// The words of a vector of n entries:
+// The words of a vector of n entries; throws std::invalid_argument for a bucket of 0 entries or
+// levels outside 1 .. 2^30 − 1.
 std::size_t qsgd_code_words(std::size_t n, std::size_t bucket, unsigned levels);
+// Throws std::invalid_argument unless a code of `words` words and `norms` norms fit n entries:
+// qsgd_code_words(n, bucket, levels) words and one norm a bucket.
+void check_qsgd_sizes(std::size_t n, std::size_t bucket, unsigned levels, std::size_t words,
+                      std::size_t norms);
 // Encodes every bucket, bucket b with first = b·bucket, its norm into norms[b];
 // code.size() == qsgd_code_words(v.size(), bucket, levels), norms.size() == the buckets.
 void qsgd_encode_buckets(std::span<const float> v, std::size_t bucket, unsigned levels,

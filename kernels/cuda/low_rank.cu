@@ -8,11 +8,6 @@
 namespace commsgd::kernels::cuda {
 namespace {
 
-using detail::first_thread;
-using detail::grid_stride;
-using detail::kWarp;
-using detail::warp_sum;
-
 constexpr int kThreads = detail::kStreamThreads;
 
 // p = M·q: one warp a row of M, which it reads once for all r columns of q (r is small).

@@ -1,6 +1,4 @@
 #include <cmath>
-#include <limits>
-#include <stdexcept>
 
 #include "kernels/cuda/device_array.hpp"
 #include "kernels/cuda/qsgd.hpp"
@@ -11,11 +9,6 @@
 
 namespace commsgd::kernels::cuda {
 namespace {
-
-using detail::first_thread;
-using detail::grid_stride;
-using detail::kWarp;
-using detail::warp_sum;
 
 constexpr int kThreads = detail::kStreamThreads;
 
@@ -95,27 +88,18 @@ Layout layout_of(std::size_t n, std::size_t bucket, unsigned levels) {
           levels};
 }
 
-// The host's checks, which run before any device call.
-void check_arguments(std::size_t bucket, unsigned levels) {
-  if (bucket == 0) throw std::invalid_argument("qsgd: the bucket must have entries");
-  if (levels == 0 || levels > std::numeric_limits<std::int32_t>::max() / 2) {
-    throw std::invalid_argument("qsgd: levels must be >= 1 and < 2^30");
-  }
-}
-
 }  // namespace
 
 void qsgd_encode_buckets(const float* v, std::size_t n, std::size_t bucket, unsigned levels,
                          std::uint64_t key, std::uint64_t* code, float* norms,
                          cudaStream_t stream) {
-  check_arguments(bucket, levels);
+  const std::size_t words = qsgd_code_words(n, bucket, levels);  // checks bucket and levels
   if (n == 0) return;
   const Layout layout = layout_of(n, bucket, levels);
   const std::size_t buckets = (n + bucket - 1) / bucket;
   norms_kernel<<<detail::stream_grid(buckets * kWarp), kThreads, 0, stream>>>(v, layout, buckets,
                                                                               norms);
   check_launch("cuda qsgd norms");
-  const std::size_t words = qsgd_code_words(n, bucket, levels);
   encode_kernel<<<detail::stream_grid(words), kThreads, 0, stream>>>(v, layout, words, key, norms,
                                                                      code);
   check_launch("cuda qsgd_encode_buckets");
@@ -124,7 +108,7 @@ void qsgd_encode_buckets(const float* v, std::size_t n, std::size_t bucket, unsi
 void qsgd_decode_add_buckets(const std::uint64_t* code, const float* norms, std::size_t n,
                              std::size_t bucket, unsigned levels, float scale, float* out,
                              cudaStream_t stream) {
-  check_arguments(bucket, levels);
+  qsgd_code_words(n, bucket, levels);  // checks bucket and levels
   if (n == 0) return;
   decode_add_kernel<<<detail::stream_grid(n), kThreads, 0, stream>>>(
       code, norms, layout_of(n, bucket, levels), scale, out);

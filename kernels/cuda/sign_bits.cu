@@ -9,9 +9,6 @@
 namespace commsgd::kernels::cuda {
 namespace {
 
-using detail::first_thread;
-using detail::grid_stride;
-
 constexpr int kThreads = detail::kStreamThreads;
 static_assert(kThreads % 32 == 0, "a block is whole warps");
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 
 // Internal linkage, as selection_core.cuh: each .cu file compiles what it uses.
-namespace commsgd::kernels::cuda::detail {
+namespace commsgd::kernels::cuda {
 namespace {
 
 inline constexpr int kWarp = 32;
@@ -31,4 +31,4 @@ __device__ __forceinline__ T warp_sum(T x) {
 }
 
 }  // namespace
-}  // namespace commsgd::kernels::cuda::detail
+}  // namespace commsgd::kernels::cuda

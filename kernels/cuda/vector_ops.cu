@@ -9,9 +9,6 @@
 namespace commsgd::kernels::cuda {
 namespace {
 
-using detail::first_thread;
-using detail::grid_stride;
-
 // Every kernel here is a grid-stride loop over n entries.
 __global__ void add_kernel(float* acc, const float* g, std::size_t n) {
   for (std::size_t i = first_thread(); i < n; i += grid_stride()) acc[i] = __fadd_rn(acc[i], g[i]);
