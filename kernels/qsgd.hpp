@@ -3,6 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
+
+#include "kernels/simd_path.hpp"
 
 namespace commsgd::kernels {
 
@@ -63,5 +66,14 @@ void qsgd_encode_buckets(std::span<const float> v, std::size_t bucket, unsigned 
 void qsgd_decode_add_buckets(std::span<const std::uint64_t> code, std::span<const float> norms,
                              std::size_t bucket, unsigned levels, float scale,
                              std::span<float> out);
+
+// The encoder's versions (kernels/simd_path.hpp): AVX-512 F, AVX2 and the portable loops, the
+// same codes from each. The ones this CPU has under the environment's cap (COMMSGD_NO_AVX512,
+// COMMSGD_NO_AVX2), narrowest first; the one the encoder takes, the widest unless switched; and
+// the switch, for the test that all give the same codes and the benchmark that times each (not
+// while an encoding runs on another thread; std::invalid_argument for a path not available).
+std::vector<SimdPath> qsgd_encode_paths();
+SimdPath qsgd_encode_path();
+void use_qsgd_encode_path(SimdPath path);
 
 }  // namespace commsgd::kernels

@@ -8,21 +8,48 @@
 #include "kernels/merge_blocks.hpp"
 
 namespace commsgd::kernels {
-namespace {
 
-// The widest path the CPU has under the environment's cap.
-SimdPath widest_merge_path() {
+SimdPath widest_simd_path(Avx512Subset subset) {
 #if defined(__x86_64__)
   if (std::getenv("COMMSGD_NO_AVX2") != nullptr) return SimdPath::portable;
   __builtin_cpu_init();
-  if (std::getenv("COMMSGD_NO_AVX512") == nullptr && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("popcnt")) {
-    return SimdPath::avx512;
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) return SimdPath::avx2;
+  const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                      (subset == Avx512Subset::f ||
+                       (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")));
+  if (std::getenv("COMMSGD_NO_AVX512") == nullptr && avx512) return SimdPath::avx512;
+  if (__builtin_cpu_supports("avx2")) return SimdPath::avx2;
+#else
+  static_cast<void>(subset);
 #endif
   return SimdPath::portable;
+}
+
+std::vector<SimdPath> simd_paths_up_to(SimdPath widest) {
+  std::vector<SimdPath> paths;
+  for (const SimdPath path : {SimdPath::portable, SimdPath::avx2, SimdPath::avx512}) {
+    if (path <= widest) paths.push_back(path);
+  }
+  return paths;
+}
+
+void check_simd_path_available(SimdPath path, SimdPath widest, const char* who) {
+  if (path > widest) {
+    throw std::invalid_argument(std::string(who) + ": " + name_of(path) +
+                                " is not available on this CPU under this environment");
+  }
+}
+
+namespace {
+
+// The merge's paths also count bits (popcnt).
+SimdPath widest_merge_path() {
+#if defined(__x86_64__)
+  const SimdPath widest = widest_simd_path(Avx512Subset::f_vl_bw);
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("popcnt") ? widest : SimdPath::portable;
+#else
+  return SimdPath::portable;
+#endif
 }
 
 // Decided once, at the first merge, unless a benchmark switches it.
@@ -38,19 +65,11 @@ SimdPath merge_simd_path() {
 }
 
 std::vector<SimdPath> merge_simd_paths() {
-  std::vector<SimdPath> paths;
-  const SimdPath widest = widest_merge_path();
-  for (const SimdPath path : {SimdPath::portable, SimdPath::avx2, SimdPath::avx512}) {
-    if (path <= widest) paths.push_back(path);
-  }
-  return paths;
+  return simd_paths_up_to(widest_merge_path());
 }
 
 void use_merge_simd_path(SimdPath path) {
-  if (path > widest_merge_path()) {
-    throw std::invalid_argument(std::string("use_merge_simd_path: ") + name_of(path) +
-                                " is not available on this CPU under this environment");
-  }
+  check_simd_path_available(path, widest_merge_path(), "use_merge_simd_path");
   current_path().store(path, std::memory_order_relaxed);
 }
 

@@ -22,6 +22,15 @@ std::vector<SimdPath> merge_simd_paths();
 // merge runs on another thread.
 void use_merge_simd_path(SimdPath path);
 
+// Shared by the kernels with paths of their own (the merge above; QSGD's encoder, qsgd.hpp):
+// the widest path the CPU has under the environment's cap, where the AVX-512 path needs `subset`;
+// the paths up to `widest`, narrowest first; and std::invalid_argument naming `who` unless
+// `path` is one of them.
+enum class Avx512Subset { f, f_vl_bw };
+SimdPath widest_simd_path(Avx512Subset subset);
+std::vector<SimdPath> simd_paths_up_to(SimdPath widest);
+void check_simd_path_available(SimdPath path, SimdPath widest, const char* who);
+
 // The vector instructions the compiler was allowed for every other kernel's loops: the build
 // target's baseline ("SSE2" on x86-64, "NEON" on aarch64), or "none".
 const char* baseline_vector_isa();

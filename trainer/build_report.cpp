@@ -7,6 +7,7 @@
 
 #include "algorithms/comm/mpi_library.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/qsgd.hpp"
 #include "kernels/simd_path.hpp"
 #include "trainer/git_revision.hpp"
 
@@ -27,8 +28,9 @@ std::vector<std::string> build_report(bool run_time) {
       fmt::format("NCCL: {}", nccl ? "built" : "not built (GPUs communicate over MPI)"),
       fmt::format("MPI: {} (MPI {})", mpi.version, mpi.standard),
       fmt::format("CUDA-aware MPI: {}", mpi.cuda_aware),
-      fmt::format("SIMD: gTop-k's merge {}, the other kernels {}",
-                  kernels::name_of(kernels::merge_simd_path()), kernels::baseline_vector_isa()),
+      fmt::format("SIMD: gTop-k's merge {}, QSGD's encoder {}, the other kernels {}",
+                  kernels::name_of(kernels::merge_simd_path()),
+                  kernels::name_of(kernels::qsgd_encode_path()), kernels::baseline_vector_isa()),
   };
   if (run_time) {
     lines.push_back(

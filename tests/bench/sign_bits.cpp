@@ -10,7 +10,10 @@
 // - qsgd_encode reads x twice (the norm, then the levels) and writes d/2 bytes: against one read;
 // - qsgd_decode reads d/2 bytes and reads and writes the floats: against scale(out, 1);
 // - draws: QSGD's random numbers alone, one an entry (kernels/qsgd_draw.hpp), which no encoding
-//   with its draws can go below: qsgd_encode against them too.
+//   with its draws can go below: qsgd_encode against them too;
+// - qsgd_encode on each instruction set the encoder has a version for here (AVX-512, AVX2, the
+//   portable loops; kernels/qsgd.hpp), the same codes from each: against one read, for the nodes
+//   that have only the narrower ones.
 // Target (issue "The baselines every comparison needs"): pack and decode within 2x of their pass.
 #include "kernels/sign_bits.hpp"
 
@@ -23,6 +26,7 @@
 #include "algorithms/stopwatch.hpp"
 #include "kernels/qsgd.hpp"
 #include "kernels/qsgd_draw.hpp"
+#include "kernels/simd_path.hpp"
 #include "kernels/threshold.hpp"
 #include "kernels/vector_ops.hpp"
 #include "tests/bench/benchmarks.hpp"
@@ -36,9 +40,9 @@ constexpr unsigned kQsgdLevels = 4;
 constexpr std::size_t kQsgdBucket = 512;
 
 // QSGD's draws for entries 0 .. d − 1, counted below one half: the encoder's hash and nothing
-// else, built for AVX2 as the encoder is.
+// else, built for AVX-512 and AVX2 as the encoder is.
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 std::size_t
 draws_below_half(std::size_t d) {
@@ -55,8 +59,17 @@ struct SignSettings {
   std::string db = "results/bench.sqlite";
 };
 
+// The candidate that encodes on a narrower path than the widest.
+std::string encode_on(kernels::SimdPath path) {
+  return std::string("qsgd_encode_") + kernels::name_of(path);
+}
+
 void run(const SignSettings& s) {
+  const std::vector<kernels::SimdPath> paths = kernels::qsgd_encode_paths();
+  const kernels::SimdPath widest = paths.back();
+  const std::vector<kernels::SimdPath> narrower(paths.begin(), paths.end() - 1);
   std::vector<record::BenchRow> rows;
+  std::string path_lines;  // printed under the table
   fmt::print(
       "{:>10} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} "
       "{:>9}\n",
@@ -79,13 +92,25 @@ void run(const SignSettings& s) {
         {"l1", [&] { l1 += kernels::l1_norm(x); }, {}},
         {"draws", [&] { sink += draws_below_half(d); }, {}},
         {"qsgd_encode",
-         [&] { kernels::qsgd_encode_buckets(x, kQsgdBucket, kQsgdLevels, 1, code, norms); },
+         [&] {
+           kernels::use_qsgd_encode_path(widest);
+           kernels::qsgd_encode_buckets(x, kQsgdBucket, kQsgdLevels, 1, code, norms);
+         },
          {}},
         {"qsgd_decode",
          [&] {
            kernels::qsgd_decode_add_buckets(code, norms, kQsgdBucket, kQsgdLevels, 1e-3f, out);
          },
          {}}};
+    for (const kernels::SimdPath path : narrower) {
+      candidates.push_back({encode_on(path),
+                            [&, path] {
+                              kernels::use_qsgd_encode_path(path);
+                              kernels::qsgd_encode_buckets(x, kQsgdBucket, kQsgdLevels, 1, code,
+                                                           norms);
+                            },
+                            {}});
+    }
     for (int r = 0; r < s.repeats; ++r) {
       for (Candidate& c : candidates) {
         const algorithms::Stopwatch watch;
@@ -94,7 +119,11 @@ void run(const SignSettings& s) {
       }
     }
     if (sink == 0 && l1 == 0) fmt::print("(no data)\n");  // keeps the results in use
-    const nlohmann::json params = {{"d", d}, {"threads", 1}, {"repeats", s.repeats}};
+    kernels::use_qsgd_encode_path(widest);
+    const nlohmann::json params = {{"d", d},
+                                   {"threads", 1},
+                                   {"repeats", s.repeats},
+                                   {"encode_path", kernels::name_of(widest)}};
     std::map<std::string, double> ms;
     for (const Candidate& c : candidates) {
       rows.push_back(bench_row("sign_bits", c.name, params, median(c.seconds), "s"));
@@ -112,6 +141,15 @@ void run(const SignSettings& s) {
         bench_row("sign_bits", "qsgd_encode_over_draws", params, q_encode_draws, "ratio"));
     rows.push_back(
         bench_row("sign_bits", "qsgd_decode_over_read_write", params, q_decode, "ratio"));
+    for (const kernels::SimdPath path : kernels::qsgd_encode_paths()) {
+      nlohmann::json on = params;
+      on["encode_path"] = kernels::name_of(path);
+      const double encode_ms = path == widest ? ms["qsgd_encode"] : ms[encode_on(path)];
+      rows.push_back(bench_row("sign_bits", "qsgd_encode_path_over_read", on,
+                               encode_ms / ms["read"], "ratio"));
+      path_lines += fmt::format("{:>10} | qsgd_encode on {}: {:.3f} ms, {:.2f} reads\n", d,
+                                kernels::name_of(path), encode_ms, encode_ms / ms["read"]);
+    }
     fmt::print(
         "{:>10} | {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} | "
         "{:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n",
@@ -119,7 +157,8 @@ void run(const SignSettings& s) {
         ms["qsgd_encode"], ms["qsgd_decode"], pack, decode, l1_ratio, q_encode, q_encode_draws,
         q_decode);
   }
-  fmt::print("times in ms, median of {} interleaved repeats, one thread\n", s.repeats);
+  fmt::print("{}times in ms, median of {} interleaved repeats, one thread\n", path_lines,
+             s.repeats);
   record_bench(s.db, rows);
 }
 

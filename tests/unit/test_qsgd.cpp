@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "kernels/qsgd.hpp"
+#include "kernels/qsgd_draw.hpp"
+#include "kernels/simd_path.hpp"
 #include "tests/support/normal_values.hpp"
 
 namespace commsgd::kernels {
@@ -117,6 +119,53 @@ TEST(Qsgd, ALevelNeverPassesS) {
       const std::vector<float> back = decoded(std::vector<float>{value}, kLevels, key);
       ASSERT_NEAR(back[0], value, 1e-6f * x) << "key " << key;
     }
+  }
+}
+
+// The code as the header defines it, written out entry by entry: entry j's level (⌊a⌋, or ⌊a⌋ + 1
+// where its draw is below a − ⌊a⌋, a = s·|v_j|/norm, at most s) and sign, in word j mod W at bits
+// b·⌊j/W⌋. The norm is the encoder's, whose sum's order is its own.
+std::vector<std::uint64_t> code_by_definition(std::span<const float> v, unsigned levels,
+                                              std::uint64_t key, std::size_t first, float norm) {
+  std::vector<std::uint64_t> code(qsgd_words(v.size(), levels), 0);
+  const float to_levels = static_cast<float>(levels) / norm;
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    const float a = std::fabs(v[j]) * to_levels;
+    const auto floor = static_cast<std::uint64_t>(a);
+    const auto i = static_cast<std::uint32_t>(first + j);
+    const bool up = qsgd_draw::uniform(key, i) < a - static_cast<float>(floor);
+    const std::uint64_t level = std::min<std::uint64_t>(floor + (up ? 1 : 0), levels);
+    const std::uint64_t sign = std::signbit(v[j]) ? 1 : 0;
+    code[j % code.size()] |= (level << 1 | sign) << (qsgd_code_bits(levels) * (j / code.size()));
+  }
+  return code;
+}
+
+// Every instruction set the encoder has here gives the defined code: widths whose fields cross
+// bit 32 (3, 6 and 11 bits) and ones that do not, buckets of fewer words than the encoder builds
+// at once and of many, and buckets whose last field only some words have.
+TEST(Qsgd, EveryInstructionSetGivesTheCodeAsDefined) {
+  const SimdPath before = qsgd_encode_path();
+  for (const SimdPath path : qsgd_encode_paths()) {
+    use_qsgd_encode_path(path);
+    for (const unsigned levels : {1u, 2u, 4u, 16u, 1000u}) {
+      for (const std::size_t n : {37u, 512u, 1000u, 4097u}) {
+        const std::vector<float> v = testing::normal_values(n, static_cast<unsigned>(levels + n));
+        const std::uint64_t key = qsgd_key(levels, n);
+        const std::size_t first = 3 * n;
+        std::vector<std::uint64_t> code(qsgd_words(n, levels));
+        const float norm = qsgd_encode(v, levels, key, first, code);
+        double sum = 0;
+        for (const float x : v) sum += static_cast<double>(x) * x;
+        EXPECT_NEAR(norm, std::sqrt(sum), 1e-6 * std::sqrt(sum));
+        EXPECT_EQ(code, code_by_definition(v, levels, key, first, norm))
+            << name_of(path) << ", " << levels << " levels, " << n << " entries";
+      }
+    }
+  }
+  use_qsgd_encode_path(before);
+  if (qsgd_encode_paths().back() != SimdPath::avx512) {
+    EXPECT_THROW(use_qsgd_encode_path(SimdPath::avx512), std::invalid_argument);
   }
 }
 
