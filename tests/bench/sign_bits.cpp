@@ -120,10 +120,7 @@ void run(const SignSettings& s) {
     }
     if (sink == 0 && l1 == 0) fmt::print("(no data)\n");  // keeps the results in use
     kernels::use_qsgd_encode_path(widest);
-    const nlohmann::json params = {{"d", d},
-                                   {"threads", 1},
-                                   {"repeats", s.repeats},
-                                   {"encode_path", kernels::name_of(widest)}};
+    const nlohmann::json params = {{"d", d}, {"threads", 1}, {"repeats", s.repeats}};
     std::map<std::string, double> ms;
     for (const Candidate& c : candidates) {
       rows.push_back(bench_row("sign_bits", c.name, params, median(c.seconds), "s"));
