@@ -181,10 +181,10 @@ constexpr std::size_t kPrefetchEntries = 512;
 }
 
 // The encoder for each instruction set, the same operations in each: 32-bit multiplies sixteen
-// or eight at a time on x86-64's AVX-512 and AVX2, the hash's cost, and no FMA in any (avx512f
-// does not imply it; and the norm's products are exact in double, so that contracting them would
-// round the same), so the same codes. Functions with target attributes rather than GCC's
-// target_clones, so that a test and a benchmark can take each one on one CPU.
+// or eight at a time on x86-64's AVX-512 and AVX2, the hash's cost, and no fused multiply-add in
+// any (this file is built with -ffp-contract=off), so the same codes. Functions with target
+// attributes rather than GCC's target_clones, so that a test and a benchmark can take each one on
+// one CPU.
 using Encoder = void (*)(std::span<const float>, std::size_t, unsigned, std::uint64_t, std::size_t,
                          std::span<std::uint64_t>, std::span<float>);
 
