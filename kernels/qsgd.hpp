@@ -67,13 +67,14 @@ void qsgd_decode_add_buckets(std::span<const std::uint64_t> code, std::span<cons
                              std::size_t bucket, unsigned levels, float scale,
                              std::span<float> out);
 
-// The encoder's versions (kernels/simd_path.hpp): AVX-512 F, AVX2 and the portable loops, the
-// same codes from each. The ones this CPU has under the environment's cap (COMMSGD_NO_AVX512,
-// COMMSGD_NO_AVX2), narrowest first; the one the encoder takes, the widest unless switched; and
-// the switch, for the test that all give the same codes and the benchmark that times each (not
-// while an encoding runs on another thread; std::invalid_argument for a path not available).
-std::vector<SimdPath> qsgd_encode_paths();
-SimdPath qsgd_encode_path();
-void use_qsgd_encode_path(SimdPath path);
+// The encoder's and decoder's versions (kernels/simd_path.hpp): AVX-512 F, AVX2 and the portable
+// loops, the same codes and sums from each. The ones this CPU has under the environment's cap
+// (COMMSGD_NO_AVX512, COMMSGD_NO_AVX2), narrowest first; the one both take, the widest unless
+// switched; and the switch, for the test that all agree and the benchmark that times each (not
+// while a code is made or read on another thread; std::invalid_argument for a path not
+// available).
+std::vector<SimdPath> qsgd_simd_paths();
+SimdPath qsgd_simd_path();
+void use_qsgd_simd_path(SimdPath path);
 
 }  // namespace commsgd::kernels

@@ -28,9 +28,9 @@ std::vector<std::string> build_report(bool run_time) {
       fmt::format("NCCL: {}", nccl ? "built" : "not built (GPUs communicate over MPI)"),
       fmt::format("MPI: {} (MPI {})", mpi.version, mpi.standard),
       fmt::format("CUDA-aware MPI: {}", mpi.cuda_aware),
-      fmt::format("SIMD: gTop-k's merge {}, QSGD's encoder {}, the other kernels {}",
+      fmt::format("SIMD: gTop-k's merge {}, QSGD's codes {}, the other kernels {}",
                   kernels::name_of(kernels::merge_simd_path()),
-                  kernels::name_of(kernels::qsgd_encode_path()), kernels::baseline_vector_isa()),
+                  kernels::name_of(kernels::qsgd_simd_path()), kernels::baseline_vector_isa()),
   };
   if (run_time) {
     lines.push_back(

@@ -11,9 +11,9 @@
 // - qsgd_decode reads d/2 bytes and reads and writes the floats: against scale(out, 1);
 // - draws: QSGD's random numbers alone, one an entry (kernels/qsgd_draw.hpp), which no encoding
 //   with its draws can go below: qsgd_encode against them too;
-// - qsgd_encode on each instruction set the encoder has a version for here (AVX-512, AVX2, the
-//   portable loops; kernels/qsgd.hpp), the same codes from each: against one read, for the nodes
-//   that have only the narrower ones.
+// - qsgd_encode and qsgd_decode on each instruction set they have a version for here (AVX-512,
+//   AVX2, the portable loops; kernels/qsgd.hpp), the same codes and sums from each: against
+//   their passes, for the nodes that have only the narrower ones.
 // Target (issue "The baselines every comparison needs"): pack and decode within 2x of their pass.
 #include "kernels/sign_bits.hpp"
 
@@ -59,13 +59,13 @@ struct SignSettings {
   std::string db = "results/bench.sqlite";
 };
 
-// The candidate that encodes on a narrower path than the widest.
-std::string encode_on(kernels::SimdPath path) {
-  return std::string("qsgd_encode_") + kernels::name_of(path);
+// The candidate that runs QSGD's `step` (encode, decode) on a narrower path than the widest.
+std::string qsgd_on(const char* step, kernels::SimdPath path) {
+  return fmt::format("qsgd_{}_{}", step, kernels::name_of(path));
 }
 
 void run(const SignSettings& s) {
-  const std::vector<kernels::SimdPath> paths = kernels::qsgd_encode_paths();
+  const std::vector<kernels::SimdPath> paths = kernels::qsgd_simd_paths();
   const kernels::SimdPath widest = paths.back();
   const std::vector<kernels::SimdPath> narrower(paths.begin(), paths.end() - 1);
   std::vector<record::BenchRow> rows;
@@ -93,21 +93,29 @@ void run(const SignSettings& s) {
         {"draws", [&] { sink += draws_below_half(d); }, {}},
         {"qsgd_encode",
          [&] {
-           kernels::use_qsgd_encode_path(widest);
+           kernels::use_qsgd_simd_path(widest);
            kernels::qsgd_encode_buckets(x, kQsgdBucket, kQsgdLevels, 1, code, norms);
          },
          {}},
         {"qsgd_decode",
          [&] {
+           kernels::use_qsgd_simd_path(widest);
            kernels::qsgd_decode_add_buckets(code, norms, kQsgdBucket, kQsgdLevels, 1e-3f, out);
          },
          {}}};
     for (const kernels::SimdPath path : narrower) {
-      candidates.push_back({encode_on(path),
+      candidates.push_back({qsgd_on("encode", path),
                             [&, path] {
-                              kernels::use_qsgd_encode_path(path);
+                              kernels::use_qsgd_simd_path(path);
                               kernels::qsgd_encode_buckets(x, kQsgdBucket, kQsgdLevels, 1, code,
                                                            norms);
+                            },
+                            {}});
+      candidates.push_back({qsgd_on("decode", path),
+                            [&, path] {
+                              kernels::use_qsgd_simd_path(path);
+                              kernels::qsgd_decode_add_buckets(code, norms, kQsgdBucket,
+                                                               kQsgdLevels, 1e-3f, out);
                             },
                             {}});
     }
@@ -119,7 +127,7 @@ void run(const SignSettings& s) {
       }
     }
     if (sink == 0 && l1 == 0) fmt::print("(no data)\n");  // keeps the results in use
-    kernels::use_qsgd_encode_path(widest);
+    kernels::use_qsgd_simd_path(widest);
     const nlohmann::json params = {{"d", d}, {"threads", 1}, {"repeats", s.repeats}};
     std::map<std::string, double> ms;
     for (const Candidate& c : candidates) {
@@ -138,14 +146,20 @@ void run(const SignSettings& s) {
         bench_row("sign_bits", "qsgd_encode_over_draws", params, q_encode_draws, "ratio"));
     rows.push_back(
         bench_row("sign_bits", "qsgd_decode_over_read_write", params, q_decode, "ratio"));
-    for (const kernels::SimdPath path : kernels::qsgd_encode_paths()) {
+    for (const kernels::SimdPath path : paths) {
       nlohmann::json on = params;
-      on["encode_path"] = kernels::name_of(path);
-      const double encode_ms = path == widest ? ms["qsgd_encode"] : ms[encode_on(path)];
+      on["qsgd_path"] = kernels::name_of(path);
+      const double encode_ms = path == widest ? ms["qsgd_encode"] : ms[qsgd_on("encode", path)];
+      const double decode_ms = path == widest ? ms["qsgd_decode"] : ms[qsgd_on("decode", path)];
       rows.push_back(bench_row("sign_bits", "qsgd_encode_path_over_read", on,
                                encode_ms / ms["read"], "ratio"));
-      path_lines += fmt::format("{:>10} | qsgd_encode on {}: {:.3f} ms, {:.2f} reads\n", d,
-                                kernels::name_of(path), encode_ms, encode_ms / ms["read"]);
+      rows.push_back(bench_row("sign_bits", "qsgd_decode_path_over_read_write", on,
+                               decode_ms / ms["read_write"], "ratio"));
+      path_lines += fmt::format(
+          "{:>10} | QSGD on {}: encode {:.3f} ms, {:.2f} reads; decode {:.3f} ms, {:.2f} "
+          "read-writes\n",
+          d, kernels::name_of(path), encode_ms, encode_ms / ms["read"], decode_ms,
+          decode_ms / ms["read_write"]);
     }
     fmt::print(
         "{:>10} | {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} | "

@@ -2,7 +2,7 @@
 # commsgd-train --version and --check-build against the build: the source tree's commit (as the
 # build wrote it, so a commit after configuring is named too), the LibTorch version CMake found,
 # the CUDA kernels and NCCL as CMake found them, the MPI library mpirun belongs to, and the SIMD
-# paths of gTop-k's merge and QSGD's encoder as this CPU has them; one rank prints under mpirun.
+# paths of gTop-k's merge and QSGD's codes as this CPU has them; one rank prints under mpirun.
 #   version.sh COMMSGD_TRAIN MPIRUN SOURCE_DIR TORCH_VERSION CUDA_KERNELS(built|not built) NCCL(built|not built)
 set -euo pipefail
 train=$1 mpirun=$2 source_dir=$3 torch=$4 kernels=$5 nccl=$6
@@ -38,13 +38,13 @@ capped=$widest
 [ "$widest" = AVX-512 ] && capped=AVX2
 [ "$(merge_path COMMSGD_NO_AVX512=1)" = "$capped" ] || fail "COMMSGD_NO_AVX512=1: not $capped"
 [ "$(merge_path COMMSGD_NO_AVX2=1)" = portable ] || fail "COMMSGD_NO_AVX2=1: not portable"
-# QSGD's encoder's: its AVX-512 version needs F alone.
-encoder_widest=portable
-has avx2 && encoder_widest=AVX2
-has avx512f && encoder_widest=AVX-512
-encoder_path() { env "$@" "$train" --version | sed -n "s/^SIMD: .*, QSGD's encoder \([^,]*\),.*/\1/p"; }
-[ "$(encoder_path)" = "$encoder_widest" ] || fail "SIMD: $(line SIMD), CPU's widest: $encoder_widest"
-[ "$(encoder_path COMMSGD_NO_AVX2=1)" = portable ] || fail "COMMSGD_NO_AVX2=1: encoder not portable"
+# QSGD's codes' (its encoding and decoding): their AVX-512 version needs F alone.
+codes_widest=portable
+has avx2 && codes_widest=AVX2
+has avx512f && codes_widest=AVX-512
+codes_path() { env "$@" "$train" --version | sed -n "s/^SIMD: .*, QSGD's codes \([^,]*\),.*/\1/p"; }
+[ "$(codes_path)" = "$codes_widest" ] || fail "SIMD: $(line SIMD), CPU's widest: $codes_widest"
+[ "$(codes_path COMMSGD_NO_AVX2=1)" = portable ] || fail "COMMSGD_NO_AVX2=1: codes not portable"
 [ "$(wc -l <<<"$report")" = 7 ] || fail "--version: $(wc -l <<<"$report") lines, expected 7"
 
 # --check-build adds what the node gives at run time; under mpirun one rank prints.

@@ -141,15 +141,29 @@ std::vector<std::uint64_t> code_by_definition(std::span<const float> v, unsigned
   return code;
 }
 
-// Every instruction set the encoder has here gives the defined code: widths whose fields cross
-// bit 32 (3, 6 and 11 bits) and ones that do not, buckets of fewer words than the encoder builds
-// at once and of many, and buckets whose last field only some words have.
-TEST(Qsgd, EveryInstructionSetGivesTheCodeAsDefined) {
-  const SimdPath before = qsgd_encode_path();
-  for (const SimdPath path : qsgd_encode_paths()) {
-    use_qsgd_encode_path(path);
+// Entry j's value in a code as the header defines it: ±scale · norm · ℓ_j / s, added to out[j].
+std::vector<float> decoded_by_definition(std::span<const std::uint64_t> code, unsigned levels,
+                                         float norm, float scale, std::vector<float> out) {
+  const unsigned bits = qsgd_code_bits(levels);
+  const float step = scale * norm / static_cast<float>(levels);
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    const std::uint64_t field = code[j % code.size()] >> (bits * (j / code.size()));
+    const float magnitude = static_cast<float>((field & ((1u << bits) - 1)) >> 1) * step;
+    out[j] += (field & 1) != 0 ? -magnitude : magnitude;
+  }
+  return out;
+}
+
+// Every instruction set the encoder and decoder have here gives the defined code and values:
+// widths whose fields cross bit 32 (3, 6 and 11 bits) and ones that do not, buckets of fewer
+// words than a block (16) and of many, of a multiple of 16 words and not, and buckets whose last
+// field only some words have.
+TEST(Qsgd, EveryInstructionSetGivesTheCodeAndValuesAsDefined) {
+  const SimdPath before = qsgd_simd_path();
+  for (const SimdPath path : qsgd_simd_paths()) {
+    use_qsgd_simd_path(path);
     for (const unsigned levels : {1u, 2u, 4u, 16u, 1000u}) {
-      for (const std::size_t n : {37u, 512u, 1000u, 4097u}) {
+      for (const std::size_t n : {37u, 512u, 1000u, 4097u, 8192u}) {
         const std::vector<float> v = testing::normal_values(n, static_cast<unsigned>(levels + n));
         const std::uint64_t key = qsgd_key(levels, n);
         const std::size_t first = 3 * n;
@@ -160,12 +174,17 @@ TEST(Qsgd, EveryInstructionSetGivesTheCodeAsDefined) {
         EXPECT_NEAR(norm, std::sqrt(sum), 1e-6 * std::sqrt(sum));
         EXPECT_EQ(code, code_by_definition(v, levels, key, first, norm))
             << name_of(path) << ", " << levels << " levels, " << n << " entries";
+        std::vector<float> out(n, 0.5f);
+        qsgd_decode_add(code, levels, norm, 0.25f, out);
+        EXPECT_EQ(out,
+                  decoded_by_definition(code, levels, norm, 0.25f, std::vector<float>(n, 0.5f)))
+            << name_of(path) << ", " << levels << " levels, " << n << " entries";
       }
     }
   }
-  use_qsgd_encode_path(before);
-  if (qsgd_encode_paths().back() != SimdPath::avx512) {
-    EXPECT_THROW(use_qsgd_encode_path(SimdPath::avx512), std::invalid_argument);
+  use_qsgd_simd_path(before);
+  if (qsgd_simd_paths().back() != SimdPath::avx512) {
+    EXPECT_THROW(use_qsgd_simd_path(SimdPath::avx512), std::invalid_argument);
   }
 }
 
