@@ -22,7 +22,7 @@ std::vector<SimdPath> merge_simd_paths();
 // merge runs on another thread.
 void use_merge_simd_path(SimdPath path);
 
-// Shared by the kernels with paths of their own (the merge above; QSGD's encoder, qsgd.hpp):
+// Shared by the kernels with paths of their own (the merge above; QSGD's codes, qsgd.hpp):
 // the widest path the CPU has under the environment's cap, where the AVX-512 path needs `subset`;
 // the paths up to `widest`, narrowest first; and std::invalid_argument naming `who` unless
 // `path` is one of them.

@@ -38,7 +38,7 @@ capped=$widest
 [ "$widest" = AVX-512 ] && capped=AVX2
 [ "$(merge_path COMMSGD_NO_AVX512=1)" = "$capped" ] || fail "COMMSGD_NO_AVX512=1: not $capped"
 [ "$(merge_path COMMSGD_NO_AVX2=1)" = portable ] || fail "COMMSGD_NO_AVX2=1: not portable"
-# QSGD's codes' (its encoding and decoding): their AVX-512 version needs F alone.
+# QSGD's codes' path (encoding and decoding): its AVX-512 version needs F alone.
 codes_widest=portable
 has avx2 && codes_widest=AVX2
 has avx512f && codes_widest=AVX-512
