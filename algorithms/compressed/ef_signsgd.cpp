@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/stored_values.hpp"
 #include "kernels/sign_bits.hpp"
 
 namespace commsgd::algorithms {
@@ -15,8 +16,7 @@ EfSignSgd::EfSignSgd(comm::Communicator& comm, const AlgorithmConfig& config)
 void EfSignSgd::set_layout(std::span<const ParameterLayout> layout) {
   const std::size_t entries = layout_entries(layout, "ef-signsgd");
   layout_.assign(layout.begin(), layout.end());
-  error_.resize(entries, kernels::kHost);
-  kernels::ops::fill_zero(error_.buffer());
+  assign_zeros(error_, entries, kernels::kHost);
   scales_.assign(layout.size(), 0.0f);
   received_scales_.assign(layout.size(), 0.0f);
   exchange_.emplace(comm_, kernels::sign_words(entries), layout.size());
@@ -72,18 +72,13 @@ void EfSignSgd::synchronize_gradients(Buffer<float> g) {
 
 void EfSignSgd::save_state(StateWriter& out) {
   out.write(step_);
-  std::vector<float> error(error_.size());
-  kernels::ops::copy_to_host(error_.buffer(), error);
-  out.write(std::span<const float>(error));
+  write_values(out, error_.buffer());
 }
 
 // Into host memory: synchronize_gradients moves it where the gradient is.
 void EfSignSgd::load_state(StateReader& in) {
   step_ = in.read<std::uint64_t>();
-  std::vector<float> error(error_.size());
-  in.read(std::span<float>(error));
-  error_.resize(error.size(), kernels::kHost);
-  kernels::ops::copy_from_host(error, error_.buffer());
+  read_values(in, error_, error_.size());
 }
 
 }  // namespace commsgd::algorithms

@@ -1,12 +1,12 @@
 #include "algorithms/compressed/powersgd.hpp"
 
 #include <algorithm>
-#include <initializer_list>
 #include <random>
 #include <stdexcept>
 #include <string>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/stored_values.hpp"
 #include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
@@ -72,13 +72,9 @@ void PowerSgd::set_layout(std::span<const ParameterLayout> layout) {
                         "is " +
                         std::to_string(most));
   }
-  const auto zeros = [](kernels::ops::Storage<float>& s, std::size_t size) {
-    s.resize(size, kernels::kHost);
-    kernels::ops::fill_zero(s.buffer());
-  };
-  zeros(error_, entries);
-  zeros(rest_and_ps_, rest_entries_ + p_entries);
-  zeros(qs_, q_entries);
+  assign_zeros(error_, entries, kernels::kHost);
+  assign_zeros(rest_and_ps_, rest_entries_ + p_entries, kernels::kHost);
+  assign_zeros(qs_, q_entries, kernels::kHost);
 }
 
 bool PowerSgd::works_in(kernels::Memory memory) const {
@@ -220,20 +216,16 @@ void PowerSgd::draw_q() {
 void PowerSgd::save_state(StateWriter& out) {
   out.write(static_cast<std::int64_t>(iteration_));
   out.write(static_cast<std::uint8_t>(q_drawn_));
-  out.write(std::span<const float>(on_host(error_.buffer())));
-  out.write(std::span<const float>(on_host(qs_.buffer())));
+  write_values(out, error_.buffer());
+  write_values(out, qs_.buffer());
 }
 
 // Into host memory: synchronize_gradients moves them where the gradient is.
 void PowerSgd::load_state(StateReader& in) {
   iteration_ = static_cast<long>(in.read<std::int64_t>());
   q_drawn_ = in.read<std::uint8_t>() != 0;
-  for (kernels::ops::Storage<float>* state : {&error_, &qs_}) {
-    std::vector<float> values(state->size());
-    in.read(std::span<float>(values));
-    state->resize(values.size(), kernels::kHost);
-    kernels::ops::copy_from_host(values, state->buffer());
-  }
+  read_values(in, error_, error_.size());
+  read_values(in, qs_, qs_.size());
 }
 
 }  // namespace commsgd::algorithms

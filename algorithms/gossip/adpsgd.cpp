@@ -5,6 +5,7 @@
 #include <string>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/stored_values.hpp"
 #include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
@@ -269,11 +270,9 @@ void Adpsgd::save_state(StateWriter& out) {
   // Every rank saves the same round index, whatever its gossip had done: the one after the last
   // planned round of the epochs so far. Resumed runs start there together.
   out.write(first_round_ + rounds_planned_);
-  std::vector<float> values(x_.size());
   for (const kernels::ops::Storage<float>* model : {&x_, &last_}) {
     if (gossip_done_) gossip_done_->wait(model->buffer().place());
-    kernels::ops::copy_to_host(model->buffer(), values);
-    out.write(std::span<const float>(values));
+    write_values(out, model->buffer());
   }
 }
 
@@ -283,12 +282,7 @@ void Adpsgd::load_state(StateReader& in) {
   resumed_at_ = in.read<std::uint64_t>();
   trained_ = resumed_at_;
   first_round_ = in.read<std::uint64_t>();
-  std::vector<float> values;
-  for (kernels::ops::Storage<float>* model : {&x_, &last_}) {
-    in.read(values);
-    model->resize(values.size(), kernels::kHost);
-    kernels::ops::copy_from_host(values, model->buffer());
-  }
+  for (kernels::ops::Storage<float>* model : {&x_, &last_}) read_values(in, *model);
 }
 
 }  // namespace commsgd::algorithms

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/stored_values.hpp"
 #include "algorithms/traffic_meter.hpp"
 
 namespace commsgd::algorithms {
@@ -181,12 +182,9 @@ void Osgp::save_state(StateWriter& out) {
   wait_until_outstanding(0);
   const std::vector<const Exchange*> arrived = arrivals();
   out.write(static_cast<std::uint64_t>(arrived.size()));
-  std::vector<float> values;
   for (const Exchange* sum : arrived) {
     out.write(sum->weight);
-    values.resize(sum->message.size());
-    kernels::ops::copy_to_host(sum->message.buffer(), values);
-    out.write(std::span<const float>(values));
+    write_values(out, sum->message.buffer());
   }
   out.write(steps_since_start_);
 }
@@ -196,12 +194,9 @@ void Osgp::load_state(StateReader& in) {
   push_sum_.load(in);
   started_.clear();
   started_.resize(in.read<std::uint64_t>());
-  std::vector<float> values;
   for (Exchange& sum : started_) {
     sum.weight = in.read<float>();
-    in.read(values);
-    sum.message.resize(values.size(), kernels::kHost);
-    kernels::ops::copy_from_host(values, sum.message.buffer());
+    read_values(in, sum.message);
     sum.arrived = true;
   }
   exchanges_started_ = iteration_;

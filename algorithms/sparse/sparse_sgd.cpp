@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/stopwatch.hpp"
+#include "algorithms/stored_values.hpp"
 #include "algorithms/traffic_meter.hpp"
 #include "kernels/moments.hpp"
 #include "kernels/sparse_ops.hpp"
@@ -113,26 +114,18 @@ void SparseSgd::synchronize_gradients(Buffer<float> grads) {
 
 void SparseSgd::save_state(StateWriter& out) {
   out.write(iteration_);
-  const Buffer<const float> residual = residual_.buffer();
-  if (residual.on_host()) return out.write(residual.host("save_state"));
-  std::vector<float> downloaded(residual.size());
-  kernels::ops::copy_to_host(residual, downloaded);
-  out.write(std::span<const float>(downloaded));
+  write_values(out, residual_.buffer());
 }
 
 void SparseSgd::place_residual(Buffer<const float> grads) {
   if (residual_.size() == grads.size()) return kernels::ops::relocate(residual_, grads.place());
-  residual_.resize(grads.size(), grads.place());
-  kernels::ops::fill_zero(residual_.buffer());
+  assign_zeros(residual_, grads.size(), grads.place());
 }
 
 // Into host memory: place_residual moves it where the gradient is at the first step.
 void SparseSgd::load_state(StateReader& in) {
   iteration_ = in.read<std::uint64_t>();
-  std::vector<float> residual;
-  in.read(residual);
-  residual_.resize(residual.size(), kernels::kHost);
-  kernels::ops::copy_from_host(residual, residual_.buffer());
+  read_values(in, residual_);
 }
 
 }  // namespace commsgd::algorithms
