@@ -22,9 +22,16 @@ namespace commsgd::kernels {
 // with that one shift, which the compiler vectorizes (and a GPU thread a word reads its entries
 // W apart, coalesced across threads).
 //
-// The random numbers are a function of (key, i) alone, i the entry's index in the whole vector
-// (`first` + j, taken modulo 2³²): a rank that draws with the same key again gets the same code,
-// and nothing but the key needs keeping between steps.
+// The random numbers (kernels/qsgd_draw.hpp) are a function of the key and the entry's place
+// alone: word w of a bucket draws for its fields in turn from a stream that starts from the key
+// and the index of the word's first entry in the whole vector (`first` + w, taken modulo 2³²). A
+// rank that draws with the same key again gets the same code, and nothing but the key needs
+// keeping between steps.
+//
+// The norm is summed in floats in a fixed order (kernels/qsgd_blocks.hpp), so that every
+// instruction set and the GPU give the same bits. Squares below about 1e-38 (|v_i| below about
+// 1e-19) are subnormal and lose precision, and a bucket whose squares all round to 0 (every |v_i|
+// below about 2.6e-23) has norm 0 and encodes as zeros.
 constexpr unsigned qsgd_code_bits(unsigned levels) {  // 1 + the bits of s
   unsigned bits = 1;
   for (unsigned s = levels; s > 0; s >>= 1) ++bits;

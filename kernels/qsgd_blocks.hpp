@@ -5,19 +5,19 @@
 // inline so that it takes on the instructions of the function it lands in. The same operations in
 // each, so the same codes and sums.
 //
-// Both handle a 64-bit word in two 32-bit halves, its low and high bits, so that their loops stay
+// Both handle a 64-bit word in two 32-bit halves, its low and high bits, so that their work stays
 // in 32-bit lanes, sixteen or eight to an instruction (64-bit lanes would halve that and shift
-// slower); a field across bit 32 is in both halves. The encoder builds the words a block of kWidth
-// at a time (16, then 8 and 1 for what is left), with the halves in registers, in loops of a fixed
-// count; the last field, which only the first n mod W words have, is read with its missing lanes
-// masked (the code of 0 in). No loop of a runtime count touches those halves: with one, GCC kept
-// them in scalar registers, lane by lane. The decoder goes a field at a time (kChunkWords).
+// slower); a field across bit 32 is in both halves. The encoder builds the words a block of 16 at
+// a time (for_each_block), the halves and the draws' states of a block in vector registers
+// (Lanes); the last field, which only the first n mod W words have, is read with zeros for the
+// missing lanes (the code of 0 in). The decoder goes a field at a time (kChunkWords).
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "kernels/qsgd.hpp"
@@ -41,18 +41,6 @@ struct BucketShape {
   std::size_t whole;    // the entries of the whole fields, those every word has
 };
 
-// Entry x's code, its level << 1 | its sign (set where negative), i its index in the whole
-// vector. The level is ⌊a⌋ or ⌊a⌋ + 1 for a = s·|x|/‖v‖, the larger with probability a − ⌊a⌋.
-[[gnu::always_inline]] inline std::uint32_t code_of(float x, std::uint32_t i, std::uint64_t key,
-                                                    float to_levels, std::int32_t top) {
-  const float a = std::fabs(x) * to_levels;         // in [0, s], up to rounding
-  const auto floor = static_cast<std::int32_t>(a);  // a >= 0: truncation is the floor
-  const bool up = qsgd_draw::uniform(key, i) < a - static_cast<float>(floor);
-  // At most s: |v_i| = ‖v‖ can round to a hair above s, and s + 1 would not fit the field.
-  const std::int32_t level = std::min(floor + static_cast<std::int32_t>(up), top);
-  return static_cast<std::uint32_t>(level) << 1 | std::bit_cast<std::uint32_t>(x) >> 31;
-}
-
 // A code's value: ±level · step, step = scale · ‖v‖ / s. The sign bit is moved onto the float's:
 // random signs would mispredict a branch half the time.
 [[gnu::always_inline]] inline float value_of(std::uint32_t code, float step) {
@@ -60,87 +48,146 @@ struct BucketShape {
   return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) ^ (code << 31));
 }
 
-// Σ v_i² in double, eight running sums so that no addition waits for the one before it.
-[[gnu::always_inline]] inline double squared_norm(std::span<const float> v) {
-  constexpr std::size_t kLanes = 8;
-  double lanes[kLanes] = {};
+// ‖v‖₂ in floats, in an order fixed so that a GPU warp gives the same bits: lane l of kNormLanes
+// sums v_l², v_{l+32}², .. in turn, and the lanes are added in a tree, l and l + 16 first (a warp's
+// shuffles). Many running sums, so that no addition waits long for the one before it.
+constexpr std::size_t kNormLanes = 32;
+
+[[gnu::always_inline]] inline float norm_of(std::span<const float> v) {
+  float lanes[kNormLanes] = {};
   std::size_t i = 0;
-  for (; i + kLanes <= v.size(); i += kLanes) {
-    for (std::size_t l = 0; l < kLanes; ++l) {
-      lanes[l] += static_cast<double>(v[i + l]) * static_cast<double>(v[i + l]);
-    }
+  for (; i + kNormLanes <= v.size(); i += kNormLanes) {
+    for (std::size_t l = 0; l < kNormLanes; ++l) lanes[l] += v[i + l] * v[i + l];
   }
-  double sum = 0;
-  for (; i < v.size(); ++i) sum += static_cast<double>(v[i]) * static_cast<double>(v[i]);
-  for (const double lane : lanes) sum += lane;
-  return sum;
+  for (std::size_t l = 0; i + l < v.size(); ++l) lanes[l] += v[i + l] * v[i + l];
+  for (std::size_t half = kNormLanes / 2; half > 0; half /= 2) {
+    for (std::size_t l = 0; l < half; ++l) lanes[l] += lanes[l + half];
+  }
+  return std::sqrt(lanes[0]);
 }
 
-// The codes c of one field, at bits [shift, shift + bits) of a block's words, ORed in.
-template <std::size_t kWidth>
-[[gnu::always_inline]] inline void or_field(const std::uint32_t (&c)[kWidth], std::size_t shift,
-                                            unsigned bits, std::uint32_t (&low)[kWidth],
-                                            std::uint32_t (&high)[kWidth]) {
+// kLanes 32-bit lanes as GCC's vector types, as wide as one register of the instruction set
+// the encoder is built for (16 for AVX-512, 8 for AVX2, 4 for SSE2 and NEON): each operation on
+// them is one instruction. Written out, because GCC's vectorizer, left to find them in loops over
+// the lanes, kept them in scalar registers wherever a block was built from two places (2.5 times
+// slower, measured); and no wider than a register, because GCC keeps a vector wider than the
+// registers in memory, a piece at a time (4 times slower on AVX2, measured; only the 64-bit words,
+// made once a block, take two). Passed by reference: a vector wider than the baseline's
+// registers is not passed by value between functions.
+template <std::size_t kLanes>
+struct Lanes {
+  typedef float F32 __attribute__((vector_size(kLanes * 4)));
+  typedef std::int32_t I32 __attribute__((vector_size(kLanes * 4)));
+  typedef std::uint32_t U32 __attribute__((vector_size(kLanes * 4)));
+  typedef std::uint64_t U64 __attribute__((vector_size(kLanes * 8)));
+};
+
+// The codes of x, each entry's level << 1 | its sign (set where negative), given the states of
+// their draws. The level is ⌊a⌋ or ⌊a⌋ + 1 for a = s·|x|/‖v‖, the larger where the draw is below
+// a − ⌊a⌋, and at most s: |v_i| = ‖v‖ can round to a hair above s, and s + 1 would not fit the
+// field.
+template <std::size_t kLanes>
+[[gnu::always_inline]] inline void codes_of(const typename Lanes<kLanes>::F32& x,
+                                            const typename Lanes<kLanes>::U32& state,
+                                            float to_levels, std::int32_t top,
+                                            typename Lanes<kLanes>::U32& code) {
+  using L = Lanes<kLanes>;
+  const auto bits = __builtin_bit_cast(typename L::U32, x);
+  const auto a = __builtin_bit_cast(typename L::F32, bits & 0x7fffffffU) * to_levels;
+  const auto floor = __builtin_convertvector(a, typename L::I32);  // a >= 0: the floor
+  const auto draw = __builtin_bit_cast(typename L::F32, qsgd_draw::one_to_two(state)) - 1.0f;
+  const auto fraction = a - __builtin_convertvector(floor, typename L::F32);
+  const typename L::I32 up = draw < fraction;  // −1 where the level goes up
+  const typename L::I32 level = floor - up, tops = typename L::I32{} + top;
+  code = __builtin_bit_cast(typename L::U32, level < tops ? level : tops) << 1 | bits >> 31;
+}
+
+// The codes of one field, at bits [shift, shift + bits) of the words, ORed in.
+template <std::size_t kLanes>
+[[gnu::always_inline]] inline void or_field(const typename Lanes<kLanes>::U32& code, unsigned shift,
+                                            unsigned bits, typename Lanes<kLanes>::U32& low,
+                                            typename Lanes<kLanes>::U32& high) {
   if (shift + bits <= 32) {
-    for (std::size_t l = 0; l < kWidth; ++l) low[l] |= c[l] << shift;
+    low |= code << shift;
   } else if (shift >= 32) {
-    for (std::size_t l = 0; l < kWidth; ++l) high[l] |= c[l] << (shift - 32);
+    high |= code << (shift - 32);
   } else {
-    for (std::size_t l = 0; l < kWidth; ++l) {
-      low[l] |= c[l] << shift;
-      high[l] |= c[l] >> (32 - shift);
-    }
+    low |= code << shift;
+    high |= code >> (32 - shift);
   }
 }
 
-// Words w0 .. w0 + kWidth − 1 of bucket v's code: entry begin + l of each field is lane l.
-template <std::size_t kWidth>
+// Words w0 .. w0 + kWidth − 1 of bucket v's code, in registers of at most kRegisterLanes lanes:
+// entry begin + l of each field is lane l, and lane l draws from word w0 + l's stream, a step a
+// field. Each field's entries are also the place, `ahead` entries on, whose cache line is asked
+// for (kernels/qsgd.cpp says why).
+template <std::size_t kRegisterLanes, std::size_t kWidth>
 [[gnu::always_inline]] inline void encode_block(std::span<const float> v, const BucketShape& at,
                                                 std::size_t w0, std::uint64_t key, float to_levels,
-                                                std::int32_t top, std::span<std::uint64_t> code) {
-  std::uint32_t low[kWidth] = {}, high[kWidth] = {};
-  std::size_t begin = w0, shift = 0;
+                                                std::int32_t top, std::size_t ahead,
+                                                std::span<std::uint64_t> code) {
+  constexpr std::size_t kLanes = std::min(kWidth, kRegisterLanes), kRegisters = kWidth / kLanes;
+  using L = Lanes<kLanes>;
+  typename L::U32 low[kRegisters] = {}, high[kRegisters] = {}, state[kRegisters], lane = {}, c;
+  typename L::F32 x;
+  for (std::uint32_t l = 0; l < kLanes; ++l) lane[l] = l;
+  for (std::size_t r = 0; r < kRegisters; ++r) {
+    state[r] = qsgd_draw::start(key, lane + static_cast<std::uint32_t>(at.first + w0 + r * kLanes));
+  }
+  std::size_t begin = w0;
+  unsigned shift = 0;
   for (; begin < at.whole; begin += at.words, shift += at.bits) {
-    const float* in = v.data() + begin;
-    const std::uint32_t i = at.first + static_cast<std::uint32_t>(begin);
-    std::uint32_t c[kWidth];
-    for (std::uint32_t l = 0; l < kWidth; ++l) c[l] = code_of(in[l], i + l, key, to_levels, top);
-    or_field(c, shift, at.bits, low, high);
-  }
-  if (begin < at.n) {  // the last field
-    const std::uint32_t i = at.first + static_cast<std::uint32_t>(begin);
-    std::uint32_t c[kWidth];
-    for (std::uint32_t l = 0; l < kWidth; ++l) {
-      const float x = begin + l < at.n ? v[begin + l] : 0.0f;
-      c[l] = code_of(x, i + l, key, to_levels, top);
+    __builtin_prefetch(v.data() + begin + ahead);
+    for (std::size_t r = 0; r < kRegisters; ++r) {
+      std::memcpy(&x, v.data() + begin + r * kLanes, sizeof x);
+      codes_of<kLanes>(x, state[r], to_levels, top, c);
+      or_field<kLanes>(c, shift, at.bits, low[r], high[r]);
+      state[r] = qsgd_draw::next(state[r]);
     }
-    or_field(c, shift, at.bits, low, high);
   }
-  for (std::size_t l = 0; l < kWidth; ++l) {
-    code[w0 + l] = static_cast<std::uint64_t>(high[l]) << 32 | low[l];
+  for (std::size_t r = 0; r < kRegisters && begin < at.n; ++r) {  // the last field
+    const std::size_t from = begin + r * kLanes;  // the code of 0 where a word has none
+    x = typename L::F32{};
+    if (from < at.n)
+      std::memcpy(&x, v.data() + from, std::min(kLanes, at.n - from) * sizeof(float));
+    codes_of<kLanes>(x, state[r], to_levels, top, c);
+    or_field<kLanes>(c, shift, at.bits, low[r], high[r]);
+  }
+  for (std::size_t r = 0; r < kRegisters; ++r) {
+    const typename L::U64 words = __builtin_convertvector(high[r], typename L::U64) << 32 |
+                                  __builtin_convertvector(low[r], typename L::U64);
+    std::memcpy(code.data() + w0 + r * kLanes, &words, sizeof words);
   }
 }
 
 // Calls block.template operator()<kWidth>(w0) for blocks covering words 0 .. words − 1: of 16
-// words, then one of 8 and single words for what is left. (A block of 4 besides made GCC 12's
-// code for all of them slower, measured.)
+// words, and for what is left one more of 16 that ends at the last word, so that it builds some
+// words again, the same way (each word's code is its own). Fewer than 16 words take blocks of 8
+// so, and fewer than 8 single words. (Single words for what is left, which cost many times a
+// block's time an entry, were a tenth of the entries at 2 and 16 levels.)
 template <class Block>
 [[gnu::always_inline]] inline void for_each_block(std::size_t words, Block block) {
-  std::size_t w0 = 0;
-  for (; w0 + 16 <= words; w0 += 16) block.template operator()<16>(w0);
-  if (w0 + 8 <= words) {
-    block.template operator()<8>(w0);
-    w0 += 8;
+  if (words >= 16) {
+    for (std::size_t w0 = 0; w0 < words; w0 += 16) {
+      block.template operator()<16>(std::min(w0, words - 16));
+    }
+  } else if (words >= 8) {
+    for (std::size_t w0 = 0; w0 < words; w0 += 8)
+      block.template operator()<8>(std::min(w0, words - 8));
+  } else {
+    for (std::size_t w0 = 0; w0 < words; ++w0) block.template operator()<1>(w0);
   }
-  for (; w0 < words; ++w0) block.template operator()<1>(w0);
 }
 
 // Encodes one bucket (entries at.first.. of the whole vector; the caller has checked the sizes)
-// and returns its norm.
+// in registers of kRegisterLanes lanes and returns its norm. v.data() + ahead .. is still in the
+// caller's vector: the encoder asks for it on its way.
+template <std::size_t kRegisterLanes>
 [[gnu::always_inline]] inline float encode_bucket(std::span<const float> v, unsigned levels,
                                                   std::uint64_t key, std::uint32_t first,
+                                                  std::size_t ahead,
                                                   std::span<std::uint64_t> code) {
-  const auto norm = static_cast<float>(std::sqrt(squared_norm(v)));
+  const float norm = norm_of(v);
   if (norm == 0) {
     std::fill(code.begin(), code.end(), 0);
     return 0;
@@ -150,7 +197,7 @@ template <class Block>
   const auto top = static_cast<std::int32_t>(levels);
   for_each_block(
       at.words, [&]<std::size_t kWidth>(std::size_t w0) __attribute__((always_inline)) {
-        encode_block<kWidth>(v, at, w0, key, to_levels, top, code);
+        encode_block<kRegisterLanes, kWidth>(v, at, w0, key, to_levels, top, ahead, code);
       });
   return norm;
 }

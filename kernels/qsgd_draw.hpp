@@ -2,21 +2,35 @@
 
 // QSGD's random draws (kernels/qsgd.hpp), shared by the host's encoder and the device's
 // (kernels/cuda/qsgd.cu), which must draw the same numbers to give the same code: integer
-// operations and one exact multiply, so both compilers give the same bits.
+// operations and one exact subtraction, so both compilers give the same bits.
+//
+// Each word of a code draws for its entries (one a field) from a stream of its own: a 32-bit
+// linear congruential generator, started from a hash of the key and the index of the word's first
+// entry. The multiply-add is the cheapest step that keeps every draw exactly uniform: it is a
+// bijection of the 32-bit states, so a start uniform over the keys gives a uniform state at every
+// step. Hashing every entry instead (two multiplies and three shifts) was most of the encoder's
+// cost, measured; the words' streams are as far apart as the hash makes their starts, and a
+// stream is as long as a word has fields (at most 32).
 
 #include <cstdint>
 
 #if defined(__CUDACC__)
-#define COMMSGD_HOST_DEVICE __host__ __device__
+#define COMMSGD_DRAW_INLINE __host__ __device__ __forceinline__
 #else
-#define COMMSGD_HOST_DEVICE
+#include <bit>
+// Inlined always: a vector's operations then take the instructions of the function they land in.
+#define COMMSGD_DRAW_INLINE [[gnu::always_inline]] inline
 #endif
 
 namespace commsgd::kernels::qsgd_draw {
 
+// Each function takes a 32-bit value or, on the host, a GCC vector of them (kernels/qsgd_blocks.hpp
+// draws for a block of words at once), the same operations lane by lane.
+
 // A 32-bit bijection in which every output bit depends on every input bit (the "lowbias32"
-// constants of Wellons' hash search): the draws, in 32-bit lanes the compiler vectorizes.
-COMMSGD_HOST_DEVICE inline std::uint32_t mix32(std::uint32_t x) {
+// constants of Wellons' hash search).
+template <class U>
+COMMSGD_DRAW_INLINE U mix32(U x) {
   x ^= x >> 16;
   x *= 0x7feb352dU;
   x ^= x >> 15;
@@ -24,16 +38,35 @@ COMMSGD_HOST_DEVICE inline std::uint32_t mix32(std::uint32_t x) {
   return x ^ (x >> 16);
 }
 
-// A uniform draw in [0, 1) for entry i under `key`: 24 bits, a float's mantissa. One round of the
-// hash: over a key drawn at random every entry's draw is exactly uniform (i + low half is), and
-// the high half mixed in after keeps two keys' streams from being shifts of one another. (A
-// second round cost the encoding about half again, measured.)
-COMMSGD_HOST_DEVICE inline float uniform(std::uint64_t key, std::uint32_t i) {
-  const std::uint32_t bits =
-      mix32(i + static_cast<std::uint32_t>(key)) ^ static_cast<std::uint32_t>(key >> 32);
-  return static_cast<float>(static_cast<std::int32_t>(bits >> 8)) * 0x1.0p-24f;
+// The state of the stream of the word whose first entry is entry i of the whole vector, under
+// `key`. Over a key drawn at random it is exactly uniform (i + the low half is); the high half
+// mixed in after keeps two keys' streams from being shifts of one another.
+template <class U>
+COMMSGD_DRAW_INLINE U start(std::uint64_t key, U i) {
+  return mix32(i + static_cast<std::uint32_t>(key)) ^ static_cast<std::uint32_t>(key >> 32);
+}
+
+// The state after `state`: PCG32's multiplier and increment (O'Neill 2014), full period.
+template <class U>
+COMMSGD_DRAW_INLINE U next(U state) {
+  return state * 747796405U + 2891336453U;
+}
+
+// The draw of a state is uniform in [0, 1): its 23 high bits (an LCG's best) as the mantissa of a
+// float in [1, 2), whose bits this is, less one, which is exact.
+template <class U>
+COMMSGD_DRAW_INLINE U one_to_two(U state) {
+  return state >> 9 | 0x3f800000U;
+}
+
+COMMSGD_DRAW_INLINE float uniform(std::uint32_t state) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(one_to_two(state)) - 1.0f;
+#else
+  return std::bit_cast<float>(one_to_two(state)) - 1.0f;
+#endif
 }
 
 }  // namespace commsgd::kernels::qsgd_draw
 
-#undef COMMSGD_HOST_DEVICE
+#undef COMMSGD_DRAW_INLINE

@@ -66,7 +66,7 @@ memcheck_filter+=:CudaKernels.SelectionBeyondCapacityReportsItsTrueCount
 memcheck_filter+=:CudaKernels.MergeKeepKIsTheCpuMerge
 memcheck_filter+=:CudaKernels.ScatterAddAddAndZeroAppliedAreTheCpus
 memcheck_filter+=:CudaCompressedKernels.PackedSignsAreTheCpus
-memcheck_filter+=:CudaCompressedKernels.QsgdCodesAreTheCpusWhereTheNormsAre
+memcheck_filter+=:CudaCompressedKernels.QsgdCodesAndNormsAreTheCpus
 memcheck_filter+=:CudaKernels.DenseOperationsAreTheCpus
 
 usage() {

@@ -22,22 +22,26 @@ struct Layout {
   }
 };
 
-// One warp a bucket: Σ v² in double, its square root rounded to a float, as the host's.
+// One warp a bucket, in the host's order (kernels/qsgd_blocks.hpp): lane l sums v_l², v_{l+32}²,
+// .. in turn, with no fused multiply-add, the lanes are added in warp_sum's tree, and the square
+// root is rounded as the host's.
 __global__ void norms_kernel(const float* v, Layout layout, std::size_t buckets, float* norms) {
   const std::size_t warps = grid_stride() / kWarp;
   const unsigned lane = threadIdx.x % kWarp;
   for (std::size_t b = first_thread() / kWarp; b < buckets; b += warps) {
     const float* in = v + b * layout.bucket;
     const std::size_t entries = layout.entries(b);
-    double sum = 0;
-    for (std::size_t j = lane; j < entries; j += kWarp) sum += double(in[j]) * double(in[j]);
+    float sum = 0;
+    for (std::size_t j = lane; j < entries; j += kWarp)
+      sum = __fadd_rn(sum, __fmul_rn(in[j], in[j]));
     sum = warp_sum(sum);
-    if (lane == 0) norms[b] = static_cast<float>(sqrt(sum));
+    if (lane == 0) norms[b] = __fsqrt_rn(sum);
   }
 }
 
 // One thread a word: word w of bucket b holds entries w, w + W, w + 2W, .. of the bucket (W its
-// words), each at the next field; neighbouring threads read neighbouring entries.
+// words), each at the next field, and draws for them from its stream in turn; neighbouring threads
+// read neighbouring entries.
 __global__ void encode_kernel(const float* v, Layout layout, std::size_t total_words,
                               std::uint64_t key, const float* norms, std::uint64_t* code) {
   for (std::size_t at = first_thread(); at < total_words; at += grid_stride()) {
@@ -49,13 +53,15 @@ __global__ void encode_kernel(const float* v, Layout layout, std::size_t total_w
     if (norm != 0.0f) {
       const float to_levels = __fdiv_rn(static_cast<float>(layout.levels), norm);
       const auto top = static_cast<std::int32_t>(layout.levels);
+      std::uint32_t state = qsgd_draw::start(key, static_cast<std::uint32_t>(first + w));
       unsigned shift = 0;
       for (std::size_t j = w; j < entries; j += words, shift += layout.bits) {
         const float x = v[first + j];
         const float a = __fmul_rn(fabsf(x), to_levels);
         const auto floor = static_cast<std::int32_t>(a);
         const float fraction = __fsub_rn(a, static_cast<float>(floor));
-        const bool up = qsgd_draw::uniform(key, static_cast<std::uint32_t>(first + j)) < fraction;
+        const bool up = qsgd_draw::uniform(state) < fraction;
+        state = qsgd_draw::next(state);
         const std::int32_t level = min(floor + static_cast<std::int32_t>(up), top);
         const std::uint32_t sign = __float_as_uint(x) >> 31;
         word |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(level) << 1 | sign) << shift;

@@ -39,16 +39,25 @@ namespace {
 constexpr unsigned kQsgdLevels = 4;
 constexpr std::size_t kQsgdBucket = 512;
 
-// QSGD's draws for entries 0 .. d − 1, counted below one half: the encoder's hash and nothing
-// else, built for AVX-512 and AVX2 as the encoder is.
+// QSGD's draws for entries 0 .. d − 1 (d rounded down to blocks), counted below one half, as the
+// encoder draws them at 4 levels: a block of 16 words' streams, started by the hash and stepped
+// 16 times (a word's fields), and nothing else; built for AVX-512 and AVX2 as the encoder is.
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 std::size_t
 draws_below_half(std::size_t d) {
+  constexpr std::uint32_t kWords = 16, kFields = 16;
   std::uint32_t below = 0;  // 32-bit lanes throughout, as the encoder's (d < 2^32)
-  for (std::uint32_t i = 0; i < d; ++i) {
-    below += kernels::qsgd_draw::uniform(1, i) < 0.5f;
+  for (std::uint32_t i = 0; i + kWords * kFields <= d; i += kWords * kFields) {
+    std::uint32_t state[kWords];
+    for (std::uint32_t w = 0; w < kWords; ++w) state[w] = kernels::qsgd_draw::start(1, i + w);
+    for (std::uint32_t f = 0; f < kFields; ++f) {
+      for (std::uint32_t w = 0; w < kWords; ++w) {
+        below += kernels::qsgd_draw::uniform(state[w]) < 0.5f;
+        state[w] = kernels::qsgd_draw::next(state[w]);
+      }
+    }
   }
   return below;
 }

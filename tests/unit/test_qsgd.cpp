@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -122,21 +123,34 @@ TEST(Qsgd, ALevelNeverPassesS) {
   }
 }
 
+// The norm as the encoder defines it: lane l of 32 sums v_l², v_{l+32}², .. in float, in turn,
+// and the lanes are added in a tree, l and l + 16 first.
+float norm_by_definition(std::span<const float> v) {
+  std::vector<float> lanes(32, 0.0f);
+  for (std::size_t j = 0; j < v.size(); ++j) lanes[j % 32] += v[j] * v[j];
+  for (std::size_t half = 16; half > 0; half /= 2) {
+    for (std::size_t l = 0; l < half; ++l) lanes[l] += lanes[l + half];
+  }
+  return std::sqrt(lanes[0]);
+}
+
 // The code as the header defines it, written out entry by entry: entry j's level (⌊a⌋, or ⌊a⌋ + 1
-// where its draw is below a − ⌊a⌋, a = s·|v_j|/norm, at most s) and sign, in word j mod W at bits
-// b·⌊j/W⌋. The norm is the encoder's, whose sum's order is its own.
+// where its draw is below a − ⌊a⌋, a = s·|v_j|/norm, at most s) and sign, in word w = j mod W at
+// bits b·⌊j/W⌋; its draw is the ⌊j/W⌋-th of word w's stream, which starts at entry first + w.
 std::vector<std::uint64_t> code_by_definition(std::span<const float> v, unsigned levels,
                                               std::uint64_t key, std::size_t first, float norm) {
   std::vector<std::uint64_t> code(qsgd_words(v.size(), levels), 0);
   const float to_levels = static_cast<float>(levels) / norm;
   for (std::size_t j = 0; j < v.size(); ++j) {
+    const std::size_t word = j % code.size(), field = j / code.size();
+    std::uint32_t state = qsgd_draw::start(key, static_cast<std::uint32_t>(first + word));
+    for (std::size_t f = 0; f < field; ++f) state = qsgd_draw::next(state);
     const float a = std::fabs(v[j]) * to_levels;
     const auto floor = static_cast<std::uint64_t>(a);
-    const auto i = static_cast<std::uint32_t>(first + j);
-    const bool up = qsgd_draw::uniform(key, i) < a - static_cast<float>(floor);
+    const bool up = qsgd_draw::uniform(state) < a - static_cast<float>(floor);
     const std::uint64_t level = std::min<std::uint64_t>(floor + (up ? 1 : 0), levels);
     const std::uint64_t sign = std::signbit(v[j]) ? 1 : 0;
-    code[j % code.size()] |= (level << 1 | sign) << (qsgd_code_bits(levels) * (j / code.size()));
+    code[word] |= (level << 1 | sign) << (qsgd_code_bits(levels) * field);
   }
   return code;
 }
@@ -156,19 +170,22 @@ std::vector<float> decoded_by_definition(std::span<const std::uint64_t> code, un
 
 // Every instruction set the encoder and decoder have here gives the defined code and values:
 // widths whose fields cross bit 32 (3, 6 and 11 bits) and ones that do not, buckets of fewer
-// words than a block (16) and of many, of a multiple of 16 words and not, and buckets whose last
-// field only some words have.
+// words than 8, of 8 to 16 and of many, of a multiple of the block and not (the last block
+// overlaps the one before), and buckets whose last field only some words have.
 TEST(Qsgd, EveryInstructionSetGivesTheCodeAndValuesAsDefined) {
   const SimdPath before = qsgd_simd_path();
   for (const SimdPath path : qsgd_simd_paths()) {
     use_qsgd_simd_path(path);
     for (const unsigned levels : {1u, 2u, 4u, 16u, 1000u}) {
-      for (const std::size_t n : {37u, 512u, 1000u, 4097u, 8192u}) {
+      for (const std::size_t n : {37u, 200u, 512u, 1000u, 4097u, 8192u}) {
         const std::vector<float> v = testing::normal_values(n, static_cast<unsigned>(levels + n));
         const std::uint64_t key = qsgd_key(levels, n);
         const std::size_t first = 3 * n;
         std::vector<std::uint64_t> code(qsgd_words(n, levels));
         const float norm = qsgd_encode(v, levels, key, first, code);
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(norm),
+                  std::bit_cast<std::uint32_t>(norm_by_definition(v)))
+            << name_of(path) << ", " << n << " entries";
         double sum = 0;
         for (const float x : v) sum += static_cast<double>(x) * x;
         EXPECT_NEAR(norm, std::sqrt(sum), 1e-6 * std::sqrt(sum));
@@ -186,6 +203,33 @@ TEST(Qsgd, EveryInstructionSetGivesTheCodeAndValuesAsDefined) {
   if (qsgd_simd_paths().back() != SimdPath::avx512) {
     EXPECT_THROW(use_qsgd_simd_path(SimdPath::avx512), std::invalid_argument);
   }
+}
+
+// The draws over 2^16 keys, as a rank's over its steps: each word's first draw and its next are
+// uniform (mean 1/2, variance 1/12, within 5 standard errors) and uncorrelated with each other
+// and with the neighbouring word's first (correlation within 5/√N).
+TEST(QsgdDraw, AStreamsDrawsAreUniformAndUncorrelated) {
+  constexpr int kKeys = 1 << 16;
+  double sum[3] = {}, squares[3] = {}, first_next = 0, first_neighbour = 0;
+  for (int k = 0; k < kKeys; ++k) {
+    const std::uint64_t key = qsgd_key(5, static_cast<std::uint64_t>(k));
+    const std::uint32_t state = qsgd_draw::start(key, std::uint32_t{1000});
+    const double u[3] = {qsgd_draw::uniform(state), qsgd_draw::uniform(qsgd_draw::next(state)),
+                         qsgd_draw::uniform(qsgd_draw::start(key, std::uint32_t{1001}))};
+    for (int d = 0; d < 3; ++d) {
+      sum[d] += u[d];
+      squares[d] += u[d] * u[d];
+    }
+    first_next += (u[0] - 0.5) * (u[1] - 0.5);
+    first_neighbour += (u[0] - 0.5) * (u[2] - 0.5);
+  }
+  const double n = kKeys, error = 5 / std::sqrt(n);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_NEAR(sum[d] / n, 0.5, error * std::sqrt(1.0 / 12)) << "draw " << d;
+    EXPECT_NEAR(squares[d] / n - (sum[d] / n) * (sum[d] / n), 1.0 / 12, error / 12) << "draw " << d;
+  }
+  EXPECT_NEAR(first_next / n * 12, 0, error);
+  EXPECT_NEAR(first_neighbour / n * 12, 0, error);
 }
 
 TEST(Qsgd, RefusesNoLevelsAndACodeOfAnotherSize) {
