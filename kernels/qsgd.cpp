@@ -86,8 +86,8 @@ template <std::size_t kRegisterLanes>
 // The encoder and decoder for each instruction set, the same operations in each: on x86-64's
 // AVX-512 and AVX2 sixteen or eight lanes to an instruction (the encoder's registers: 16, 8, and
 // 4 for the portable version, SSE2's and NEON's), and no fused multiply-add in any (this file is
-// built with -ffp-contract=off), so the same codes and sums. Functions with target attributes rather than GCC's target_clones,
-// so that a test and a benchmark can take each one on one CPU.
+// built with -ffp-contract=off), so the same codes and sums. Functions with target attributes
+// rather than GCC's target_clones, so that a test and a benchmark can take each one on one CPU.
 using Encoder = void (*)(std::span<const float>, std::size_t, unsigned, std::uint64_t, std::size_t,
                          std::span<std::uint64_t>, std::span<float>);
 using Decoder = void (*)(std::span<const std::uint64_t>, std::span<const float>, std::size_t,

@@ -8,9 +8,9 @@
 // linear congruential generator, started from a hash of the key and the index of the word's first
 // entry. The multiply-add is the cheapest step that keeps every draw exactly uniform: it is a
 // bijection of the 32-bit states, so a start uniform over the keys gives a uniform state at every
-// step. Hashing every entry instead (two multiplies and three shifts) was most of the encoder's
-// cost, measured; the words' streams are as far apart as the hash makes their starts, and a
-// stream is as long as a word has fields (at most 32).
+// step. Hashing every entry instead (two multiplies and three shifts) was a third of the
+// encoder's time, measured; the words' streams are as far apart as the hash makes their starts,
+// and a stream is as long as a word has fields (at most 32).
 
 #include <cstdint>
 
@@ -46,7 +46,8 @@ COMMSGD_DRAW_INLINE U start(std::uint64_t key, U i) {
   return mix32(i + static_cast<std::uint32_t>(key)) ^ static_cast<std::uint32_t>(key >> 32);
 }
 
-// The state after `state`: PCG32's multiplier and increment (O'Neill 2014), full period.
+// The state after `state`: the 32-bit multiplier and increment of O'Neill's PCG
+// (PCG_DEFAULT_MULTIPLIER_32, PCG_DEFAULT_INCREMENT_32), full period.
 template <class U>
 COMMSGD_DRAW_INLINE U next(U state) {
   return state * 747796405U + 2891336453U;
