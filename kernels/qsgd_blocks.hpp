@@ -95,7 +95,7 @@ template <std::size_t kLanes>
   const auto bits = __builtin_bit_cast(typename L::U32, x);
   const auto a = __builtin_bit_cast(typename L::F32, bits & 0x7fffffffU) * to_levels;
   const auto floor = __builtin_convertvector(a, typename L::I32);  // a >= 0: the floor
-  const auto draw = __builtin_bit_cast(typename L::F32, qsgd_draw::one_to_two(state)) - 1.0f;
+  const auto draw = qsgd_draw::uniform<typename L::F32>(state);
   const auto fraction = a - __builtin_convertvector(floor, typename L::F32);
   const typename L::I32 up = draw < fraction;  // −1 where the level goes up
   const typename L::I32 level = floor - up, tops = typename L::I32{} + top;

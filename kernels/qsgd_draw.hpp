@@ -17,7 +17,6 @@
 #if defined(__CUDACC__)
 #define COMMSGD_DRAW_INLINE __host__ __device__ __forceinline__
 #else
-#include <bit>
 // Inlined always: a vector's operations then take the instructions of the function they land in.
 #define COMMSGD_DRAW_INLINE [[gnu::always_inline]] inline
 #endif
@@ -53,18 +52,16 @@ COMMSGD_DRAW_INLINE U next(U state) {
   return state * 747796405U + 2891336453U;
 }
 
-// The draw of a state is uniform in [0, 1): its 23 high bits (an LCG's best) as the mantissa of a
-// float in [1, 2), whose bits this is, less one, which is exact.
-template <class U>
-COMMSGD_DRAW_INLINE U one_to_two(U state) {
-  return state >> 9 | 0x3f800000U;
-}
-
-COMMSGD_DRAW_INLINE float uniform(std::uint32_t state) {
+// The draw of a state, uniform in [0, 1): its 23 high bits (an LCG's best) as the mantissa of a
+// float in [1, 2), less one, which is exact. F is float, or on the host the GCC vector of floats
+// as wide as U.
+template <class F = float, class U>
+COMMSGD_DRAW_INLINE F uniform(U state) {
+  const U one_to_two = state >> 9 | 0x3f800000U;
 #if defined(__CUDA_ARCH__)
-  return __uint_as_float(one_to_two(state)) - 1.0f;
+  return __uint_as_float(one_to_two) - 1.0f;
 #else
-  return std::bit_cast<float>(one_to_two(state)) - 1.0f;
+  return __builtin_bit_cast(F, one_to_two) - 1.0f;
 #endif
 }
 
